@@ -1,0 +1,63 @@
+"""Every error this package raises on purpose. Catch `CompactionError` to catch them all.
+
+    CompactionError
+    ├── InputError                 bad input: the message says what and where
+    │   ├── DecodeError            a payload that is not a transcript of the named dialect
+    │   └── ConfigError            an invalid configuration (unknown key, bad value)
+    ├── TranscriptInvalidError     a transcript that breaks the provider's rules (`violations`)
+    ├── TokenizerUnavailableError  no tokenizer for the model and estimates were refused
+    └── TargetUnreachableError     pinned content alone exceeds the size target (`receipt`)
+
+This module must never import the rest of the package (everything imports it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compaction.dialects.base import Violation
+
+
+class CompactionError(Exception):
+    """Root of every error raised by `compaction`."""
+
+
+class InputError(CompactionError, ValueError):
+    """Input the user gave is wrong. `location` names where (a message index, a key path)."""
+
+    def __init__(self, message: str, *, location: str | None = None) -> None:
+        self.location = location
+        super().__init__(f"{location}: {message}" if location else message)
+
+
+class DecodeError(InputError):
+    """A payload that cannot be read as a transcript of the dialect it claims to be."""
+
+
+class ConfigError(InputError):
+    """An invalid configuration value or an unknown configuration key."""
+
+
+class TranscriptInvalidError(CompactionError):
+    """A transcript breaks its provider's rules; `violations` lists every one with its index."""
+
+    def __init__(self, dialect: str, violations: Sequence[Violation]) -> None:
+        self.dialect = dialect
+        self.violations = list(violations)
+        lines = "; ".join(str(v) for v in self.violations[:5])
+        more = f" (and {len(self.violations) - 5} more)" if len(self.violations) > 5 else ""
+        super().__init__(f"invalid {dialect} transcript: {lines}{more}")
+
+
+class TokenizerUnavailableError(CompactionError):
+    """No tokenizer could be loaded for the model and character estimates were not allowed."""
+
+
+class TargetUnreachableError(CompactionError):
+    """The size target cannot be met without dropping pinned content or the live turn."""
+
+    def __init__(self, message: str, *, receipt: Any = None) -> None:
+        self.receipt = receipt
+        super().__init__(message)
