@@ -1,1 +1,28 @@
-def main() -> None: ...
+"""The `compaction` command: thin noun/verb commands over the library, one module per group.
+
+Every command turns user mistakes into one clear line and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import click
+
+from compaction.cli.transcripts import compact_command, count_command, validate_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="llm-compaction")
+def cli() -> None:
+    """Context compaction for LLM agents."""
+
+
+cli.add_command(compact_command)
+cli.add_command(count_command)
+cli.add_command(validate_command)
+
+
+def main() -> None:
+    cli()
+
+
+__all__ = ["cli", "main"]

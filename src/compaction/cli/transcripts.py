@@ -1,0 +1,250 @@
+"""`compaction compact`, `count` and `validate`: commands over one transcript file.
+
+Exit status: 0 done, 1 the target could not be met (compact) or violations found
+(validate), 2 bad input. Output goes to stdout or `-o`; reports go to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import TypeAdapter, ValidationError
+
+from compaction.compactor import Compactor, Receipt, validate_for
+from compaction.config import CompactionConfig
+from compaction.dialects import decode_any, detect_dialect, get_dialect, load_payload
+from compaction.exceptions import CompactionError, InputError
+from compaction.messages import Conversation
+from compaction.strategies import Strategy
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("openai", "anthropic", "traj")
+
+
+def user_errors(func: F) -> F:
+    """Turn the package's input errors into one line on stderr and exit status 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InputError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+        except CompactionError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def read_conversation(source: str, fmt: str | None) -> Conversation:
+    name = "<stdin>" if source == "-" else source
+    if source == "-":
+        raw = sys.stdin.buffer.read()
+    else:
+        try:
+            raw = Path(source).read_bytes()
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", location=name) from None
+    payload = load_payload(raw, source=name)
+    dialect = fmt or detect_dialect(payload)
+    return decode_any(payload, dialect)
+
+
+def require_valid(conversation: Conversation, source: str) -> None:
+    """Reject input that breaks its provider's rules: one line naming the first problem."""
+    violations = validate_for(conversation)
+    if violations:
+        more = f" (and {len(violations) - 1} more; see `compaction validate`)" if len(violations) > 1 else ""
+        raise InputError(f"{violations[0]}{more}", location=source)
+
+
+def parse_strategies(names: str) -> tuple[Strategy, ...]:
+    adapter: TypeAdapter[Strategy] = TypeAdapter(Strategy)
+    chosen = []
+    for name in (n.strip() for n in names.split(",")):
+        if not name:
+            continue
+        try:
+            chosen.append(adapter.validate_python({"kind": name}))
+        except ValidationError:
+            raise click.BadParameter(
+                f"unknown strategy {name!r} (choose from mask, digest, truncate)",
+                param_hint="--strategy",
+            ) from None
+    if not chosen:
+        raise click.BadParameter("at least one strategy is needed", param_hint="--strategy")
+    return tuple(chosen)
+
+
+def fmt_tokens(value: int, estimated: bool) -> str:
+    return f"~{value:,}" if estimated else f"{value:,}"
+
+
+def describe(receipt: Receipt) -> str:
+    est = receipt.estimated
+    lines = [
+        f"{receipt.status}: {receipt.messages_before} → {receipt.messages_after} messages, "
+        f"{fmt_tokens(receipt.tokens_before, est)} → {fmt_tokens(receipt.tokens_after, est)} tokens"
+        + (f" (target {receipt.target_tokens:,})" if receipt.target_tokens else "")
+        + f" in {receipt.elapsed_ms:.1f} ms"
+    ]
+    for step in receipt.steps:
+        if step.tokens_before != step.tokens_after or step.messages_affected:
+            lines.append(
+                f"  {step.strategy:<9} {step.detail:<40} "
+                f"{step.tokens_before:,} → {step.tokens_after:,} tokens"
+            )
+    if receipt.reason:
+        lines.append(f"  {receipt.reason}")
+    lines.extend(f"  note: {n}" for n in receipt.notes)
+    return "\n".join(lines)
+
+
+def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) -> str:
+    """What would be masked, digested or dropped, message by message, with token counts."""
+    lines = [describe(receipt), "", "would change:"]
+    by_index: dict[int, str] = {}
+    for index, _handle in receipt.removed:
+        by_index.setdefault(index, _handle)
+    for index in sorted(by_index):
+        message = before.messages[index]
+        preview = (message.text or ", ".join(c.name for c in message.tool_calls) or
+                   (message.tool_results[0].text if message.tool_results else ""))
+        preview = " ".join(preview.split())[:70]
+        lines.append(f"  #{index:<4} {message.role:<9} {counts[index]:>7,} tokens  {preview}")
+    if not by_index:
+        lines.append("  nothing")
+    return "\n".join(lines)
+
+
+@click.command("compact")
+@click.argument("input_path", metavar="INPUT")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected).")
+@click.option("--target-tokens", type=click.IntRange(min=1), help="The most tokens allowed after.")
+@click.option("--target-ratio", type=click.FloatRange(0, 1, min_open=True), help="Target as a fraction of the input's tokens.")
+@click.option("--strategy", "strategies", help="Strategies in order, e.g. mask,digest,truncate.")
+@click.option("--keep-recent", "keep_recent_n", type=click.IntRange(min=0), help="Recent messages to leave alone when possible (default 8).")
+@click.option("--keep-recent-tokens", type=click.IntRange(min=1), help="Token budget of the recent tail left alone.")
+@click.option("--model", help="Model whose tokenizer and window to use (default: from the input).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), help="YAML compaction config.")
+@click.option("--receipt", "receipt_path", type=click.Path(dir_okay=False), help="Write the receipt (with every original) here as JSON.")
+@click.option("--dry-run", is_flag=True, help="Print what would be masked, digested or dropped; write nothing.")
+@user_errors
+def compact_command(
+    input_path: str,
+    output: str | None,
+    fmt: str | None,
+    target_tokens: int | None,
+    target_ratio: float | None,
+    strategies: str | None,
+    keep_recent_n: int | None,
+    keep_recent_tokens: int | None,
+    model: str | None,
+    config_path: str | None,
+    receipt_path: str | None,
+    dry_run: bool,
+) -> None:
+    """Compact a transcript (OpenAI, Anthropic or SWE-agent .traj JSON; `-` for stdin).
+
+    Writes the same dialect back (OpenAI chat for .traj). Exit 0 when done, 1 when the target
+    could not be met, 2 on bad input."""
+    if target_tokens is not None and target_ratio is not None:
+        raise click.UsageError("give --target-tokens or --target-ratio, not both")
+    config = CompactionConfig.from_yaml(config_path) if config_path else CompactionConfig()
+    config = config.with_overrides(
+        strategies=parse_strategies(strategies) if strategies else None,
+        keep_recent_n=keep_recent_n,
+        keep_recent_tokens=keep_recent_tokens,
+        model=model,
+    )
+    conversation = read_conversation(input_path, fmt)
+    require_valid(conversation, "<stdin>" if input_path == "-" else input_path)
+    compactor = Compactor(config)
+    counter = compactor.counter_for(conversation)
+    tokens = counter.count(conversation).total
+    if target_ratio is not None:
+        target_tokens = max(int(tokens * target_ratio), 1)
+    if target_tokens is None and config.max_tokens is not None:
+        target_tokens = config.max_tokens
+    result = compactor.compact(conversation, target_tokens=target_tokens, force=True)
+    receipt = result.receipt
+    if dry_run:
+        counts = [counter.message_tokens(m) for m in conversation.messages]
+        click.echo(dry_run_report(conversation, receipt, counts), err=True)
+    else:
+        dialect = "openai" if result.conversation.dialect == "traj" else result.conversation.dialect
+        encoded = get_dialect(dialect or "openai").encode(result.conversation)
+        text = json.dumps(encoded, ensure_ascii=False, indent=2) + "\n"
+        if output:
+            Path(output).write_text(text, encoding="utf-8")
+        else:
+            click.echo(text, nl=False)
+        if receipt_path:
+            Path(receipt_path).write_text(
+                json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            )
+        click.echo(describe(receipt), err=True)
+    if receipt.status in ("target_unreachable", "failed"):
+        sys.exit(1)
+
+
+@click.command("count")
+@click.argument("input_path", metavar="INPUT")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected).")
+@click.option("--model", help="Model whose tokenizer to use (default: from the input).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@user_errors
+def count_command(input_path: str, fmt: str | None, model: str | None, as_json: bool) -> None:
+    """Tokens per role and in total. Counts prefixed `~` are estimates."""
+    conversation = read_conversation(input_path, fmt)
+    compactor = Compactor(CompactionConfig(model=model))
+    counter = compactor.counter_for(conversation)
+    counted = counter.count(conversation)
+    if as_json:
+        click.echo(json.dumps({
+            "total": counted.total,
+            "by_role": counted.by_role,
+            "tools": counted.tools,
+            "messages": len(conversation),
+            "estimated": counted.estimated,
+            "tokenizer": counter.name,
+            "notes": list(counter.notes),
+        }, indent=2))
+        return
+    est = counted.estimated
+    click.echo(f"tokenizer: {counter.name}")
+    for note in counter.notes:
+        click.echo(f"note: {note}")
+    for role, value in counted.by_role.items():
+        n = sum(1 for m in conversation.messages if m.role == role)
+        click.echo(f"{role:<10} {n:>5} messages {fmt_tokens(value, est):>12} tokens")
+    if counted.tools:
+        click.echo(f"{'tools':<10} {len(conversation.tools):>5} schemas  {fmt_tokens(counted.tools, est):>12} tokens")
+    click.echo(f"{'total':<10} {len(conversation):>5} messages {fmt_tokens(counted.total, est):>12} tokens")
+
+
+@click.command("validate")
+@click.argument("input_path", metavar="INPUT")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected).")
+@click.option("--dialect", type=click.Choice(("openai", "anthropic")), help="Rules to check (default: the input's own; OpenAI for .traj).")
+@user_errors
+def validate_command(input_path: str, fmt: str | None, dialect: str | None) -> None:
+    """Every rule the transcript breaks, with its message index. Exit 1 if any."""
+    conversation = read_conversation(input_path, fmt)
+    violations = get_dialect(dialect).validate(conversation) if dialect else validate_for(conversation)
+    for violation in violations:
+        click.echo(f"{violation} [{violation.rule}]")
+    if violations:
+        click.echo(f"{len(violations)} violations", err=True)
+        sys.exit(1)
+    click.echo("valid", err=True)

@@ -1,0 +1,383 @@
+"""The `Compactor`: trigger → pipeline → validate → receipt.
+
+It decides whether to compact, protects what must survive (system and pinned messages, the
+live user turn), runs the strategies first outside the recent tail and then, only if the
+target still is not met, inside it, fits the result to the dialect's rules, validates it,
+and records everything in a `Receipt` (including every original it replaced).
+
+A compaction that would break the transcript changes nothing: the original comes back with
+the receipt saying why. This module must never encode or decode a wire format itself.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from compaction.config import CompactionConfig
+from compaction.dialects import get_dialect
+from compaction.dialects.base import Violation
+from compaction.exceptions import TargetUnreachableError
+from compaction.messages import Conversation, Message, SummaryPart, group_messages, live_turn_index
+from compaction.serialize import message_to_dict
+from compaction.strategies import StepReport, Workspace
+from compaction.strategies.base import Slot
+from compaction.tokens import ConversationCounter, context_window, counter_for_model
+from compaction.triggers import Decision, should_compact
+
+Status = Literal["compacted", "noop", "target_unreachable", "failed"]
+
+
+@dataclass
+class Receipt:
+    """What one compaction did. `archive` maps each handle to the original message it names."""
+
+    status: Status
+    trigger: tuple[str, ...]
+    target_tokens: int | None
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    steps: list[StepReport] = field(default_factory=list)
+    removed: list[tuple[int, str]] = field(default_factory=list)
+    archive: dict[str, Message] = field(default_factory=dict)
+    summaries: list[str] = field(default_factory=list)
+    protected_tokens: int = 0
+    elapsed_ms: float = 0.0
+    estimated: bool = False
+    notes: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+    @property
+    def target_met(self) -> bool:
+        return self.target_tokens is None or self.tokens_after <= self.target_tokens
+
+    def to_dict(self, *, include_archive: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "status": self.status,
+            "reason": self.reason,
+            "trigger": list(self.trigger),
+            "target_tokens": self.target_tokens,
+            "target_met": self.target_met,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "messages_before": self.messages_before,
+            "messages_after": self.messages_after,
+            "protected_tokens": self.protected_tokens,
+            "estimated": self.estimated,
+            "steps": [s.to_dict() for s in self.steps],
+            "removed": [{"index": i, "handle": h} for i, h in self.removed],
+            "summaries": self.summaries,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "notes": self.notes,
+        }
+        if include_archive:
+            data["archive"] = {h: message_to_dict(m) for h, m in sorted(self.archive.items())}
+        return data
+
+
+@dataclass
+class CompactionResult:
+    conversation: Conversation
+    receipt: Receipt
+
+    def raise_for_target(self) -> CompactionResult:
+        """Raise `TargetUnreachableError` when the target was not met; else return self."""
+        if self.receipt.status == "target_unreachable":
+            raise TargetUnreachableError(self.receipt.reason or "target not met", receipt=self.receipt)
+        return self
+
+
+Hook = Callable[[Conversation, Receipt | None], None]
+
+
+class Compactor:
+    """Compacts conversations under one `CompactionConfig`.
+
+    Token counts are cached per message, so `should_compact` after appending one message
+    costs about that message. One compactor may serve many conversations.
+    """
+
+    def __init__(
+        self,
+        config: CompactionConfig | None = None,
+        *,
+        counter: ConversationCounter | None = None,
+        provider: str | None = None,
+        before_compact: Hook | None = None,
+        after_compact: Hook | None = None,
+    ) -> None:
+        self.config = config or CompactionConfig()
+        self._provider = provider
+        self._counter = counter
+        self.before_compact = before_compact
+        self.after_compact = after_compact
+        self._floor: int | None = None
+
+    # -- counting --------------------------------------------------------------------------
+
+    def counter_for(self, conversation: Conversation) -> ConversationCounter:
+        if self._counter is None:
+            model = self.config.model or conversation.model
+            provider = self._provider or (
+                "anthropic" if conversation.dialect == "anthropic" else "openai"
+            )
+            self._counter = ConversationCounter(counter_for_model(model), provider=provider)
+        return self._counter
+
+    def count(self, conversation: Conversation) -> int:
+        return self.counter_for(conversation).count(conversation).total
+
+    def window(self, conversation: Conversation) -> int | None:
+        model = self.config.model or conversation.model
+        if model is None:
+            return None
+        for name, size in self.config.context_windows.items():
+            if model == name or model.startswith(name):
+                return size
+        return context_window(model)
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def should_compact(self, conversation: Conversation) -> Decision:
+        tokens = self.count(conversation)
+        decision = should_compact(
+            conversation, self.config, tokens=tokens, window=self.window(conversation)
+        )
+        if decision and self._floor is not None:
+            # Anti-thrash: the last pass could not get below the trigger; wait for real growth.
+            if tokens < self._floor * (1 + max(self.config.min_reduction, 0.01)):
+                return Decision(
+                    False,
+                    (f"cooling down: last compaction could not go below {self._floor} tokens",),
+                    tokens,
+                    decision.target,
+                )
+            self._floor = None
+        return decision
+
+    # -- compacting ------------------------------------------------------------------------
+
+    def compact(
+        self,
+        conversation: Conversation,
+        *,
+        target_tokens: int | None = None,
+        force: bool = False,
+    ) -> CompactionResult:
+        """Compact when a trigger fires (or always, with `force` or an explicit target).
+
+        The result's receipt says what happened; the conversation is unchanged when nothing
+        needed doing, when nothing could be done, and when compaction failed.
+        """
+        started = time.perf_counter()
+        counter = self.counter_for(conversation)
+        counted = counter.count(conversation)
+        tokens = counted.total
+        decision = self.should_compact(conversation)
+        target = target_tokens if target_tokens is not None else decision.target
+        trigger = decision.reasons
+        if target_tokens is not None:
+            trigger = (*trigger, f"explicit target {target_tokens} tokens")
+        elif force:
+            trigger = (*trigger, "forced")
+
+        def receipt(status: Status, result: Conversation, after: int, **extra: Any) -> Receipt:
+            return Receipt(
+                status=status,
+                trigger=trigger,
+                target_tokens=target,
+                tokens_before=tokens,
+                tokens_after=after,
+                messages_before=len(conversation),
+                messages_after=len(result),
+                elapsed_ms=(time.perf_counter() - started) * 1000,
+                estimated=counted.estimated,
+                notes=list(counter.notes),
+                **extra,
+            )
+
+        if not (decision.compact or force or target_tokens is not None):
+            return CompactionResult(conversation, receipt("noop", conversation, tokens))
+        if target is not None and tokens <= target:
+            done = receipt("noop", conversation, tokens, reason="already within the target")
+            return CompactionResult(conversation, done)
+        if self.before_compact is not None:
+            self.before_compact(conversation, None)
+
+        work = self._workspace(conversation, counter, target)
+        protected_tokens = work.overhead + sum(s.tokens for s in work.slots if s.protected)
+        steps: list[StepReport] = []
+        for reach_recent in (False, True):
+            if reach_recent and (target is None or work.fits()):
+                break
+            work.reach_recent = reach_recent
+            for strategy in self.config.strategies:
+                if work.fits():
+                    break
+                steps.append(strategy.apply(work))
+
+        messages = fit_to_dialect(work.messages, conversation.dialect)
+        result = conversation.with_messages(messages)
+        after = counter.count(result).total
+        summaries = [p.text for m in messages for p in m.parts if isinstance(p, SummaryPart)]
+        violations = new_violations(conversation, result)
+        if violations:
+            failed = receipt(
+                "failed",
+                conversation,
+                tokens,
+                steps=steps,
+                reason="compaction produced an invalid transcript; the original is returned: "
+                + "; ".join(str(v) for v in violations[:3]),
+            )
+            return CompactionResult(conversation, failed)
+
+        status: Status = "compacted"
+        reason = None
+        if target is not None and after > target:
+            status = "target_unreachable"
+            reason = (
+                f"the target of {target} tokens cannot be met: what must be kept (system and "
+                f"pinned messages, the live user turn, tool schemas) takes {protected_tokens} "
+                f"tokens; the best result is {after} tokens"
+            )
+        if after > tokens * (1 - self.config.min_reduction) and status == "compacted":
+            if target is None:
+                unchanged = receipt(
+                    "noop",
+                    conversation,
+                    tokens,
+                    steps=steps,
+                    reason=f"no meaningful reduction possible ({tokens} → {after} tokens)",
+                )
+                return CompactionResult(conversation, unchanged)
+        limit = decision.target if target_tokens is None else None
+        self._floor = after if (status != "compacted" or (limit is not None and after > limit)) else None
+        done = receipt(
+            status,
+            result,
+            after,
+            steps=steps,
+            removed=sorted(set(work.removed)),
+            archive=work.archive,
+            summaries=summaries,
+            protected_tokens=protected_tokens,
+            reason=reason,
+        )
+        if self.after_compact is not None:
+            self.after_compact(result, done)
+        return CompactionResult(result, done)
+
+    def _workspace(
+        self, conversation: Conversation, counter: ConversationCounter, target: int | None
+    ) -> Workspace:
+        messages = conversation.messages
+        protected = protected_indices(messages, self.config)
+        counts = [counter.message_tokens(m) for m in messages]
+        recent_start = recent_tail_start(
+            messages, counts, self.config.keep_recent_n, self.config.keep_recent_tokens
+        )
+        slots = [
+            Slot(m, (i,), counts[i], i in protected, i >= recent_start)
+            for i, m in enumerate(messages)
+        ]
+        overhead = counter.count(conversation).total - sum(counts)
+        return Workspace(
+            slots,
+            counter.message_tokens,
+            overhead,
+            target,
+            dialect=conversation.dialect,
+        )
+
+
+def protected_indices(messages: tuple[Message, ...], config: CompactionConfig) -> set[int]:
+    """System and pinned messages, pin-rule matches, the first user message, the live turn."""
+    protected = {i for i, m in enumerate(messages) if m.pinned or m.role == "system"}
+    live = live_turn_index(messages)
+    if live is not None:
+        protected.add(live)
+    if config.pin.first_user_message:
+        first = next((i for i, m in enumerate(messages) if m.is_user_turn), None)
+        if first is not None:
+            protected.add(first)
+    if config.pin.patterns:
+        patterns = [re.compile(p) for p in config.pin.patterns]
+        for i, message in enumerate(messages):
+            if any(p.search(message.text) for p in patterns):
+                protected.add(i)
+    return protected
+
+
+def recent_tail_start(
+    messages: tuple[Message, ...], counts: list[int], keep_n: int, keep_tokens: int | None
+) -> int:
+    """Where the recent tail begins: the last `keep_n` messages, cut to `keep_tokens`, moved
+    back to a group boundary so the tail never starts inside a tool exchange."""
+    start = max(len(messages) - keep_n, 0)
+    if keep_tokens is not None:
+        total = 0
+        limit = len(messages)
+        for i in range(len(messages) - 1, start - 1, -1):
+            total += counts[i]
+            if total > keep_tokens:
+                break
+            limit = i
+        start = limit
+    for group in group_messages(messages):
+        if group.start <= start < group.stop:
+            return group.start
+    return start
+
+
+def fit_to_dialect(messages: list[Message], dialect: str | None) -> list[Message]:
+    """Anthropic allows no two user messages in a row: fold each summary into its neighbour."""
+    if dialect != "anthropic":
+        return messages
+    out: list[Message] = []
+    for message in messages:
+        if out and out[-1].role == "user" and message.role == "user":
+            if message.is_summary and not message.tool_results:
+                previous = out.pop()
+                out.append(_with_parts(previous, (*previous.parts, *message.parts)))
+                continue
+            if out[-1].is_summary and not out[-1].tool_results:
+                summary = out.pop()
+                out.append(_with_parts(message, (*summary.parts, *message.parts)))
+                continue
+        out.append(message)
+    return out
+
+
+def _with_parts(message: Message, parts: tuple[Any, ...]) -> Message:
+    return Message(
+        message.role, parts, name=message.name, pinned=message.pinned,
+        provider_data=message.provider_data,
+    )
+
+
+def new_violations(before: Conversation, after: Conversation) -> list[Violation]:
+    """Violations of `after` beyond those `before` already had (compared by rule)."""
+    found = validate_for(after)
+    if not found:
+        return []
+    budget = collections.Counter(v.rule for v in validate_for(before))
+    fresh = []
+    for violation in found:
+        if budget[violation.rule] > 0:
+            budget[violation.rule] -= 1
+        else:
+            fresh.append(violation)
+    return fresh
+
+
+def validate_for(conversation: Conversation) -> list[Violation]:
+    """Violations of the provider the conversation is headed for (OpenAI for `.traj`)."""
+    name = conversation.dialect if conversation.dialect in ("openai", "anthropic") else "openai"
+    return get_dialect(name).validate(conversation)

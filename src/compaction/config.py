@@ -1,0 +1,143 @@
+"""`CompactionConfig`: when to compact, how far, what to keep, and which strategies to run.
+
+Validated on construction (unknown keys and out-of-range values are errors that name the key),
+loadable from YAML, and immutable. Strategies are their own validated configs (see
+`compaction.strategies`), so a config's `strategies` list is the pipeline itself.
+
+This module must never do I/O beyond reading the YAML file it is asked to load.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from compaction.exceptions import ConfigError
+from compaction.strategies import (
+    DigestStrategy,
+    MaskStrategy,
+    Strategy,
+    TruncateStrategy,
+)
+
+
+class PinRules(BaseModel):
+    """Which messages are never compacted. System messages always are."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    first_user_message: bool = Field(
+        default=True, description="Keep the first message the user wrote (usually the task)."
+    )
+    patterns: tuple[str, ...] = Field(
+        default=(), description="Regular expressions; a message whose text matches is pinned."
+    )
+
+    @field_validator("patterns")
+    @classmethod
+    def _compile(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ValueError(f"invalid regular expression {pattern!r}: {e}") from e
+        return patterns
+
+
+def default_strategies() -> tuple[Strategy, ...]:
+    return (MaskStrategy(), DigestStrategy(), TruncateStrategy())
+
+
+class CompactionConfig(BaseModel):
+    """When to compact (any one trigger suffices), the size to reach, and what to keep.
+
+    Triggers: `token_threshold`, `window_fraction` (of the model's context window),
+    `turn_threshold` (user turns), `message_threshold`, `threshold_chars`. All default to
+    off (`None`). `max_tokens` is the most tokens allowed after compaction; when unset, the
+    compactor aims at `target_fraction` of the threshold that fired.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    token_threshold: int | None = Field(default=None, gt=0)
+    turn_threshold: int | None = Field(default=None, gt=0)
+    message_threshold: int | None = Field(default=None, gt=0)
+    threshold_chars: int | None = Field(default=None, gt=0)
+    window_fraction: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, gt=0)
+    target_fraction: float = Field(default=0.6, gt=0, le=1)
+    keep_recent_n: int = Field(default=8, ge=0)
+    keep_recent_tokens: int | None = Field(default=None, gt=0)
+    min_reduction: float = Field(default=0.05, ge=0, lt=1)
+    pin: PinRules = Field(default_factory=PinRules)
+    strategies: tuple[Strategy, ...] = Field(default_factory=default_strategies)
+    model: str | None = None
+    context_windows: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("strategies")
+    @classmethod
+    def _non_empty(cls, strategies: tuple[Strategy, ...]) -> tuple[Strategy, ...]:
+        if not strategies:
+            raise ValueError("at least one strategy is required")
+        return strategies
+
+    @field_validator("context_windows")
+    @classmethod
+    def _positive_windows(cls, windows: dict[str, int]) -> dict[str, int]:
+        for model, size in windows.items():
+            if size <= 0:
+                raise ValueError(f"context window of {model!r} must be positive, got {size}")
+        return windows
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "config") -> CompactionConfig:
+        """Validate a mapping; errors name `source` and the key path."""
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"expected a mapping of settings, got {type(data).__name__}", location=source
+            )
+        try:
+            return cls.model_validate(data)
+        except ValidationError as e:
+            raise ConfigError(format_validation_error(e), location=source) from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> CompactionConfig:
+        """Load a YAML file: either the settings at top level or under a `compact:` key."""
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise ConfigError(f"cannot read: {e.strerror}", location=str(path)) from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"not valid YAML: {e}", location=str(path)) from None
+        if isinstance(data, dict) and "compact" in data:
+            data = data["compact"]
+        return cls.from_dict(data, source=str(path))
+
+    def with_overrides(self, **changes: Any) -> CompactionConfig:
+        """A copy with `changes` applied (None values are ignored), validated again."""
+        merged = self.model_dump(exclude_unset=True)
+        merged["strategies"] = list(self.strategies)
+        merged.update({k: v for k, v in changes.items() if v is not None})
+        return CompactionConfig.from_dict(merged, source="overrides")
+
+
+def format_validation_error(error: ValidationError) -> str:
+    """One line per problem: `key.path: what was wrong`."""
+    lines = []
+    for item in error.errors():
+        path = ".".join(str(p) for p in item["loc"]) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            lines.append(f"{path}: unknown key")
+        elif item["type"] == "union_tag_invalid":
+            lines.append(f"{path}: {item['msg']}")
+        else:
+            lines.append(f"{path}: {item['msg']}")
+    return "; ".join(lines)

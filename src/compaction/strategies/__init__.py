@@ -1,0 +1,28 @@
+"""Compaction strategies. Each strategy *is* its validated config (a `kind` tag, bounds,
+`extra="forbid"`) with one method, `apply(workspace) -> StepReport`. See README.md here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, TypeAlias
+
+from pydantic import Field
+
+from compaction.strategies.base import Slot, StepReport, Workspace
+from compaction.strategies.digest import DigestStrategy
+from compaction.strategies.mask import MaskStrategy
+from compaction.strategies.truncate import TruncateStrategy
+
+Strategy: TypeAlias = Annotated[
+    MaskStrategy | DigestStrategy | TruncateStrategy, Field(discriminator="kind")
+]
+
+__all__ = [
+    "DigestStrategy",
+    "MaskStrategy",
+    "Slot",
+    "StepReport",
+    "Strategy",
+    "TruncateStrategy",
+    "Workspace",
+]

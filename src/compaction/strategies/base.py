@@ -1,0 +1,160 @@
+"""The workspace strategies operate on, and the report each strategy step returns.
+
+A `Workspace` is one compaction in progress: the current messages (as slots that remember
+which original messages they stand for), which of them are protected, how many tokens they
+cost, and the archive of every original a strategy replaced. Strategies change slots only
+through `replace` and `replace_span`, which keep the token total and the archive right.
+
+This module must never know a wire format; token costs come from the injected `measure`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compaction.messages import Group, Message, SummaryPart, group_messages
+from compaction.serialize import message_to_dict
+
+
+@dataclass
+class Slot:
+    message: Message
+    origin: tuple[int, ...]
+    tokens: int
+    protected: bool = False
+    recent: bool = False
+
+
+@dataclass
+class StepReport:
+    """What one strategy did in one pass."""
+
+    strategy: str
+    tokens_before: int
+    tokens_after: int
+    messages_affected: int = 0
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "messages_affected": self.messages_affected,
+            "detail": self.detail,
+        }
+
+
+def handle_for(message: Message) -> str:
+    """A stable handle for an original message: the same content always gets the same one."""
+    digest = hashlib.sha256(
+        json.dumps(message_to_dict(message), sort_keys=True, ensure_ascii=False).encode()
+    ).hexdigest()
+    return f"m-{digest[:12]}"
+
+
+@dataclass
+class Workspace:
+    """One compaction in progress. `target` is the token budget (None: compact the whole
+    compactable region once, with no size goal). `reach_recent` lets strategies into the
+    recent tail, which they otherwise leave alone."""
+
+    slots: list[Slot]
+    measure: Callable[[Message], int]
+    overhead: int
+    target: int | None
+    dialect: str | None = None
+    reach_recent: bool = False
+    archive: dict[str, Message] = field(default_factory=dict)
+    removed: list[tuple[int, str]] = field(default_factory=list)
+    _total: int = 0
+
+    def __post_init__(self) -> None:
+        self._total = self.overhead + sum(s.tokens for s in self.slots)
+
+    @property
+    def messages(self) -> list[Message]:
+        return [s.message for s in self.slots]
+
+    def total(self) -> int:
+        return self._total
+
+    def fits(self) -> bool:
+        return self.target is not None and self._total <= self.target
+
+    def over_by(self) -> int:
+        return 0 if self.target is None else max(self._total - self.target, 0)
+
+    def compactable(self, index: int) -> bool:
+        slot = self.slots[index]
+        return not slot.protected and (self.reach_recent or not slot.recent)
+
+    def groups(self) -> list[Group]:
+        return group_messages(self.messages)
+
+    def compactable_runs(self) -> list[list[Group]]:
+        """Maximal runs of consecutive groups that are wholly compactable, oldest first."""
+        runs: list[list[Group]] = []
+        current: list[Group] = []
+        for group in self.groups():
+            if not group.pinned and all(self.compactable(i) for i in group.indices()):
+                current.append(group)
+            elif current:
+                runs.append(current)
+                current = []
+        if current:
+            runs.append(current)
+        return runs
+
+    def remember(self, index: int) -> list[str]:
+        """Archive the originals behind slot `index`; return their handles."""
+        slot = self.slots[index]
+        handle = handle_for(slot.message)
+        self.archive.setdefault(handle, slot.message)
+        for origin in slot.origin:
+            self.removed.append((origin, handle))
+        return [handle]
+
+    def replace(self, index: int, message: Message) -> None:
+        """Swap one slot's message (same origin); the original goes to the archive."""
+        slot = self.slots[index]
+        self.remember(index)
+        tokens = self.measure(message)
+        self._total += tokens - slot.tokens
+        self.slots[index] = Slot(message, slot.origin, tokens, slot.protected, slot.recent)
+
+    def swap(self, index: int, message: Message) -> None:
+        """Swap a slot's message for another rendering of the same content (not archived)."""
+        slot = self.slots[index]
+        tokens = self.measure(message)
+        self._total += tokens - slot.tokens
+        self.slots[index] = Slot(message, slot.origin, tokens, slot.protected, slot.recent)
+
+    def replace_span(self, start: int, stop: int, messages: Sequence[Message]) -> None:
+        """Replace slots `start:stop` by `messages` (which stand for all of their origins)."""
+        origin: list[int] = []
+        for i in range(start, stop):
+            self.remember(i)
+            origin.extend(self.slots[i].origin)
+            self._total -= self.slots[i].tokens
+        recent = any(self.slots[i].recent for i in range(start, stop))
+        new_slots = []
+        for message in messages:
+            tokens = self.measure(message)
+            self._total += tokens
+            new_slots.append(Slot(message, tuple(origin), tokens, False, recent))
+        self.slots[start:stop] = new_slots
+
+    def stands_for(self, index: int) -> int:
+        """How many original messages slot `index` stands for (summaries count what they
+        replaced, even when they came from an earlier compaction)."""
+        slot = self.slots[index]
+        replaced = max((p.replaced for p in slot.message.parts if isinstance(p, SummaryPart)), default=1)
+        return max(len(slot.origin), replaced)
+
+    def span_tokens(self, start: int, stop: int) -> int:
+        return sum(self.slots[i].tokens for i in range(start, stop))

@@ -1,0 +1,58 @@
+"""`truncate`: drop the oldest groups; the last resort.
+
+What it drops is archived and named by a marker message, so the model knows something was
+removed and a person can get it back. It must never drop a protected message or split a group.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from compaction.messages import Message, SummaryPart, summary_header
+from compaction.strategies.base import StepReport, Workspace, handle_for
+
+# What a marker message costs, about; the pipeline measures the real figure afterwards.
+_MARKER_TOKENS = 60
+
+
+def truncation_marker(count: int, handles: list[str]) -> Message:
+    body = (
+        f"The {count} earliest messages of this part of the conversation were removed to fit "
+        "the context window. This note was written by the compaction system, not by the user; "
+        f"the originals are archived ({handles[0]} … {handles[-1]})."
+        if handles
+        else f"The {count} earliest messages were removed to fit the context window."
+    )
+    text = f"{summary_header(count, len(body))}\n{body}"
+    return Message("user", (SummaryPart(text, count),))
+
+
+class TruncateStrategy(BaseModel):
+    """Drop the oldest compactable groups until the target is met."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["truncate"] = "truncate"
+
+    def apply(self, work: Workspace) -> StepReport:
+        before = work.total()
+        dropped = 0
+        if work.target is None:
+            return StepReport(self.kind, before, before, 0, "no size target: nothing dropped")
+        for run in work.compactable_runs():
+            if work.fits():
+                break
+            start = run[0].start
+            stop = run[-1].stop
+            # Drop the fewest groups of this run that make the conversation fit.
+            for group in run:
+                stop = group.stop
+                if work.total() - work.span_tokens(start, stop) + _MARKER_TOKENS <= work.target:
+                    break
+            count = sum(work.stands_for(i) for i in range(start, stop))
+            handles = [handle_for(work.slots[i].message) for i in range(start, stop)]
+            work.replace_span(start, stop, [truncation_marker(count, handles)])
+            dropped += count
+        return StepReport(self.kind, before, work.total(), dropped, f"{dropped} messages dropped")

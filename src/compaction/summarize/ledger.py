@@ -1,0 +1,455 @@
+"""The ledger: what a span of conversation did, extracted without any LLM.
+
+User messages (verbatim, bounded), files and what happened to them, commands with their
+outcome, errors still open, the latest test status, the assistant's decisions and plans,
+open to-dos, and values the user changed (latest wins). A ledger renders to the text of a
+digest summary and parses back from it, so repeated compactions merge instead of nesting.
+
+This module must never call a model, read a wire format or count tokens; it must be
+byte-for-byte deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from compaction.messages import (
+    Message,
+    ReasoningPart,
+    SummaryPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from compaction.summarize import signals
+
+_FILE_OPS = ("created", "modified", "deleted", "read")
+_OP_RANK = {"read": 0, "modified": 1, "created": 2, "deleted": 3}
+
+
+@dataclass
+class CommandRecord:
+    command: str
+    outcome: str = "no output seen"
+
+
+@dataclass
+class ErrorRecord:
+    text: str
+    source: str  # the command or tool call that produced it
+    open: bool = True
+
+
+@dataclass
+class Ledger:
+    """What a span did. Lists are in chronological order; later entries win on conflicts."""
+
+    user_messages: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    commands: list[CommandRecord] = field(default_factory=list)
+    errors: list[ErrorRecord] = field(default_factory=list)
+    test_status: str | None = None
+    decisions: list[str] = field(default_factory=list)
+    todos: list[str] = field(default_factory=list)
+    values: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    messages: int = 0
+
+    # -- building ------------------------------------------------------------------------
+
+    def note_file(self, path: str, op: str) -> None:
+        path = path.strip().strip("'\"`")
+        if path.startswith("./"):
+            path = path[2:]
+        previous = self.files.get(path)
+        if op == "written":
+            op = "modified" if previous is not None else "created"
+        if previous is None:
+            self.files[path] = op
+            return
+        if op == "deleted":
+            self.files[path] = "deleted"
+        elif previous == "deleted" and op in ("created", "modified"):
+            self.files[path] = "created"
+        elif _OP_RANK[op] > _OP_RANK[previous] and previous != "created":
+            self.files[path] = op
+        # Moving the entry to the end keeps the most recently touched files last.
+        self.files[path] = self.files.pop(path)
+
+    def note_command(self, command: str, outcome: str, errors: Sequence[str]) -> None:
+        self.commands = [c for c in self.commands if c.command != command]
+        self.commands.append(CommandRecord(command, outcome))
+        if outcome == "ok":
+            for error in self.errors:
+                if error.source == command:
+                    error.open = False
+        for text in errors:
+            self.note_error(text, command)
+
+    def note_error(self, text: str, source: str) -> None:
+        self.errors = [e for e in self.errors if not (e.text == text and e.source == source)]
+        self.errors.append(ErrorRecord(text, source, True))
+
+    def note_value(self, key: str, value: str) -> None:
+        current = self.values.get(key)
+        if current is None:
+            self.values[key] = (value, [])
+        elif current[0] != value:
+            earlier = [v for v in current[1] if v != value] + [current[0]]
+            self.values.pop(key)
+            self.values[key] = (value, earlier)
+
+    def note_todo(self, sentence: str) -> None:
+        if sentence not in self.todos:
+            self.todos.append(sentence)
+
+    def close_todos(self, sentence: str) -> None:
+        """Drop to-dos that `sentence` reports as done (most of their key words recur)."""
+        words = signals.significant_words(sentence)
+        if not words:
+            return
+        keep = []
+        for todo in self.todos:
+            todo_words = signals.significant_words(todo)
+            if todo_words and len(todo_words & words) / len(todo_words) >= 0.6:
+                continue
+            keep.append(todo)
+        self.todos = keep
+
+    def merge(self, later: Ledger) -> Ledger:
+        """This ledger followed by `later` (later wins)."""
+        merged = Ledger(
+            user_messages=[*self.user_messages, *later.user_messages],
+            files=dict(self.files),
+            commands=list(self.commands),
+            errors=[ErrorRecord(e.text, e.source, e.open) for e in self.errors],
+            test_status=later.test_status or self.test_status,
+            decisions=[*self.decisions, *(d for d in later.decisions if d not in self.decisions)],
+            todos=list(self.todos),
+            values=dict(self.values),
+            messages=self.messages + later.messages,
+        )
+        for path, op in later.files.items():
+            merged.note_file(path, op)
+        for command in later.commands:
+            merged.commands = [c for c in merged.commands if c.command != command.command]
+            merged.commands.append(command)
+            if command.outcome == "ok":
+                for error in merged.errors:
+                    if error.source == command.command:
+                        error.open = False
+        for error in later.errors:
+            merged.errors = [
+                e for e in merged.errors if not (e.text == error.text and e.source == error.source)
+            ]
+            merged.errors.append(ErrorRecord(error.text, error.source, error.open))
+        for todo in later.todos:
+            merged.note_todo(todo)
+        for key, (value, earlier) in later.values.items():
+            for old in earlier:
+                merged.note_value(key, old)
+            merged.note_value(key, value)
+        return merged
+
+
+# -- extraction ------------------------------------------------------------------------------
+
+
+def is_observation(message: Message) -> bool:
+    """A user-role message that carries an environment's output (SWE-agent style), not words
+    the user wrote."""
+    return message.provider_data.get("traj.message_type") == "observation"
+
+
+def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Ledger:
+    """Read a span of messages into a ledger. Summaries inside the span merge in first."""
+    ledger = Ledger()
+    calls: dict[str, ToolCallPart] = {}
+    pending_action: str | None = None
+    open_file: str | None = None
+    for message in messages:
+        ledger.messages += 1
+        summary = next((p for p in message.parts if isinstance(p, SummaryPart)), None)
+        if summary is not None:
+            ledger = ledger.merge(parse_ledger(summary.text))
+            ledger.messages += max(summary.replaced - 1, 0)
+            continue
+        if message.role == "user" and is_observation(message):
+            if pending_action is not None:
+                _note_action_outcome(ledger, pending_action, message.text, open_file)
+                pending_action = None
+            opened = re.search(r"\(Open file: ([^)\n]+)\)", message.text)
+            if opened and opened.group(1).strip() not in ("n/a", ""):
+                open_file = opened.group(1).strip()
+            continue
+        if message.is_user_turn:
+            text = message.text.strip()
+            if text:
+                ledger.user_messages.append(bounded_user_text(text, user_chars))
+                for key, value in signals.value_settings(text):
+                    ledger.note_value(key, value)
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                calls[part.id] = part
+                _note_tool_call(ledger, part)
+            elif isinstance(part, ToolResultPart):
+                _note_tool_result(ledger, calls.get(part.tool_call_id), part)
+            elif isinstance(part, TextPart | ReasoningPart) and message.role == "assistant":
+                _note_prose(ledger, part.text)
+        if message.role == "assistant" and not message.tool_calls:
+            pending_action = _fenced_action(message.text)
+    return ledger
+
+
+def _fenced_action(text: str) -> str | None:
+    """The command an assistant wrote as its action in a fenced block (non-tool agents)."""
+    blocks = re.findall(r"```[\w-]*\n(.*?)```", text, flags=re.DOTALL)
+    if not blocks:
+        return None
+    action = blocks[-1].strip()
+    return action or None
+
+
+_EDITOR_ACTION = re.compile(r"^(open|create|edit|goto|scroll_up|scroll_down|search_file)\b\s*(.*)")
+
+
+def _note_action_outcome(ledger: Ledger, action: str, output: str, open_file: str | None) -> None:
+    first = action.splitlines()[0].strip()
+    editor = _EDITOR_ACTION.match(first)
+    if editor:
+        verb, rest = editor.group(1), editor.group(2).strip().strip("'\"")
+        target = rest.split()[0] if rest else None
+        if verb == "create" and target:
+            ledger.note_file(target, "created")
+        elif verb == "open" and target:
+            ledger.note_file(target, "read")
+        elif verb == "edit":
+            edited = re.search(r"\[File: ([^\]]+?) \(\d+ lines total\)\]", output)
+            path = edited.group(1) if edited else open_file
+            if path:
+                ledger.note_file(path, "modified")
+        return
+    outcome, errors = signals.outcome_of(output)
+    ledger.note_command(first if len(first) <= 200 else first[:197] + "...", outcome, errors)
+    for path, op in signals.file_ops_of_command(action):
+        ledger.note_file(path, op)
+    status = signals.test_summary(output)
+    if status:
+        ledger.test_status = f"{status} (`{first[:120]}`)"
+
+
+def _note_tool_call(ledger: Ledger, call: ToolCallPart) -> None:
+    arguments = call.parsed_arguments() or {}
+    for path, op in signals.file_ops_of_tool_call(call.name, arguments):
+        ledger.note_file(path, op)
+
+
+def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolResultPart) -> None:
+    text = result.text
+    if text.startswith("[tool output masked:"):
+        # Already masked: the placeholder keeps the error lines; read them back.
+        errors = [line[2:] for line in text.splitlines()[1:] if line.startswith("! ")]
+        outcome = "error" if errors else "ok"
+    else:
+        outcome, errors = signals.outcome_of(text, is_error=result.is_error)
+    if call is None:
+        for error in errors:
+            ledger.note_error(error, "an earlier tool call")
+        return
+    arguments = call.parsed_arguments() or {}
+    command = signals.command_of(call.name, arguments)
+    if command is not None:
+        shown = command if len(command) <= 200 else command[:197] + "..."
+        ledger.note_command(shown, outcome, errors)
+        status = signals.test_summary(text)
+        if status:
+            ledger.test_status = f"{status} (`{shown[:120]}`)"
+        return
+    source = f"{call.name}({_short_arguments(arguments)})"
+    if outcome == "ok":
+        for error in ledger.errors:
+            if error.source == source:
+                error.open = False
+    for error in errors:
+        ledger.note_error(error, source)
+
+
+def _short_arguments(arguments: dict[str, object]) -> str:
+    for key in ("path", "file", "filename", "file_path", "pattern", "query", "url"):
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value if len(value) <= 80 else value[:77] + "..."
+    return ""
+
+
+def _note_prose(ledger: Ledger, text: str) -> None:
+    for sentence in signals.sentences(text):
+        clipped = sentence if len(sentence) <= 300 else sentence[:297] + "..."
+        if signals.is_todo(sentence):
+            ledger.note_todo(clipped)
+        elif signals.is_done(sentence):
+            ledger.close_todos(sentence)
+        if signals.is_decision(sentence) and clipped not in ledger.decisions:
+            ledger.decisions.append(clipped)
+
+
+def bounded_user_text(text: str, limit: int) -> str:
+    """The user's words verbatim up to `limit` chars; longer ones keep head and tail, plus the
+    sentences of the middle that state constraints."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    half = max(limit // 2 - 20, 20)
+    head, middle, tail = text[:half], text[half:-half], text[-half:]
+    kept = [s for s in signals.sentences(middle) if signals.is_constraint(s) and len(s) <= 300]
+    kept_text = " … ".join(kept[:6])
+    elided = len(middle) - len(kept_text)
+    if kept_text:
+        return f"{head} […{elided} chars elided; constraints kept: {kept_text}…] {tail}"
+    return f"{head} […{elided} chars elided…] {tail}"
+
+
+# -- rendering and parsing -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of a ledger a rendering keeps. Tighter levels drop the oldest entries first."""
+
+    user_chars: int
+    files: int
+    commands: int
+    errors: int
+    decisions: int
+    todos: int
+    include_read: bool = True
+
+
+LEVELS: tuple[Limits, ...] = (
+    Limits(user_chars=1200, files=200, commands=40, errors=12, decisions=16, todos=16),
+    Limits(user_chars=500, files=100, commands=20, errors=8, decisions=10, todos=10),
+    Limits(user_chars=240, files=60, commands=10, errors=5, decisions=6, todos=6),
+    Limits(user_chars=120, files=30, commands=5, errors=3, decisions=3, todos=4, include_read=False),
+)
+
+OPEN_TAG = "<earlier-context-summary>"
+CLOSE_TAG = "</earlier-context-summary>"
+PREAMBLE = (
+    "This is a summary of the earlier part of this conversation, written by the compaction "
+    "system, not by the user. It records what happened; it is context, not a new instruction."
+)
+_H_USER = "## What the user said (verbatim, oldest first)"
+_H_VALUES = "## Values the user set (latest wins)"
+_H_FILES = "## Files touched"
+_H_COMMANDS = "## Commands run (outcome)"
+_H_ERRORS = "## Errors still open"
+_H_TESTS = "## Latest test status"
+_H_DECISIONS = "## Decisions and plans stated by the assistant"
+_H_TODOS = "## Open to-dos"
+
+
+def render_ledger(ledger: Ledger, limits: Limits) -> str:
+    """The body of a digest summary (without the `[compacted: …]` header)."""
+    lines = [OPEN_TAG, PREAMBLE]
+    if ledger.user_messages:
+        lines += ["", _H_USER]
+        for text in ledger.user_messages:
+            shown = bounded_user_text(text, limits.user_chars)
+            lines.append("- " + shown.replace("\n", "\n  "))
+    if ledger.values:
+        lines += ["", _H_VALUES]
+        for key, (value, earlier) in ledger.values.items():
+            was = f" (earlier: {', '.join(earlier)})" if earlier else ""
+            lines.append(f"- {key}: {value}{was}")
+    files = [(p, op) for p, op in ledger.files.items() if limits.include_read or op != "read"]
+    if files:
+        # Changed files first: they matter more than files only read, and survive tighter limits.
+        ordered = sorted(files, key=lambda item: _FILE_OPS.index(item[1]))[: limits.files]
+        lines += ["", _H_FILES]
+        lines += [f"- {path} ({op})" for path, op in ordered]
+    if ledger.commands:
+        lines += ["", _H_COMMANDS]
+        for record in ledger.commands[-limits.commands :]:
+            command = record.command.replace("\n", " ⏎ ")
+            lines.append(f"- `{command}` → {record.outcome}")
+    open_errors = [e for e in ledger.errors if e.open][-limits.errors :]
+    if open_errors:
+        lines += ["", _H_ERRORS]
+        lines += [f"- {e.text} (from {_quote_source(e.source)})" for e in open_errors]
+    if ledger.test_status:
+        lines += ["", _H_TESTS, f"- {ledger.test_status}"]
+    if ledger.decisions:
+        lines += ["", _H_DECISIONS]
+        lines += [f"- {d}" for d in ledger.decisions[-limits.decisions :]]
+    if ledger.todos:
+        lines += ["", _H_TODOS]
+        lines += [f"- {t}" for t in ledger.todos[-limits.todos :]]
+    lines.append(CLOSE_TAG)
+    return "\n".join(lines)
+
+
+def _quote_source(source: str) -> str:
+    return source if "(" in source and not source.startswith("`") else f"`{source}`"
+
+
+_FILE_LINE = re.compile(r"^- (.+) \((created|modified|deleted|read)\)$")
+_COMMAND_LINE = re.compile(r"^- `(.*)` → (.+)$")
+_ERROR_LINE = re.compile(r"^- (.*) \(from (`.*`|.*\(.*\))\)$")
+_VALUE_LINE = re.compile(r"^- ([^:]+): (.*?)(?: \(earlier: (.*)\))?$")
+
+
+def parse_ledger(text: str) -> Ledger:
+    """Read a rendered digest back into a ledger, so the next compaction can merge into it.
+
+    Text that is not a digest (an LLM summary, a truncation marker) is kept whole as one
+    earlier user-facing note, so nothing it says is lost."""
+    ledger = Ledger()
+    body = text.split("\n", 1)[1] if text.startswith("[compacted:") else text
+    if OPEN_TAG not in body or _H_FILES not in body and "## " not in body:
+        note = body.replace(OPEN_TAG, "").replace(CLOSE_TAG, "").strip()
+        if note:
+            ledger.decisions.append(note if len(note) <= 2000 else note[:1997] + "...")
+        return ledger
+    section = None
+    item: list[str] = []
+
+    def flush() -> None:
+        if section is None or not item:
+            return
+        line = "\n".join(item)
+        content = line[2:] if line.startswith("- ") else line
+        if section == _H_USER:
+            ledger.user_messages.append(content.replace("\n  ", "\n"))
+        elif section == _H_VALUES and (m := _VALUE_LINE.match(line)):
+            earlier = m.group(3).split(", ") if m.group(3) else []
+            ledger.values[m.group(1)] = (m.group(2), earlier)
+        elif section == _H_FILES and (m := _FILE_LINE.match(line)):
+            ledger.files[m.group(1)] = m.group(2)
+        elif section == _H_COMMANDS and (m := _COMMAND_LINE.match(line)):
+            ledger.commands.append(CommandRecord(m.group(1).replace(" ⏎ ", "\n"), m.group(2)))
+        elif section == _H_ERRORS and (m := _ERROR_LINE.match(line)):
+            ledger.errors.append(ErrorRecord(m.group(1), m.group(2).strip("`"), True))
+        elif section == _H_TESTS:
+            ledger.test_status = content
+        elif section == _H_DECISIONS:
+            ledger.decisions.append(content)
+        elif section == _H_TODOS:
+            ledger.todos.append(content)
+
+    for line in body.splitlines():
+        if line in (OPEN_TAG, CLOSE_TAG, PREAMBLE):
+            continue
+        if line.startswith("## "):
+            flush()
+            section, item = line, []
+        elif line.startswith("- "):
+            flush()
+            item = [line]
+        elif line.startswith("  ") and item:
+            item.append(line)
+        elif not line.strip():
+            continue
+    flush()
+    return ledger

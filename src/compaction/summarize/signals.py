@@ -1,0 +1,434 @@
+"""Pure text signals read off tool output and prose: errors, exit status, test results,
+commands, file operations, decisions, to-dos, values the user set.
+
+Everything here is a pure function of strings, deterministic, and free of any LLM. These
+functions must never see a wire format or a token count.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+
+# --- tool output -------------------------------------------------------------------------
+
+_ERROR_LINE = re.compile(
+    r"""^\s*(?:
+        (?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure|Warning)\b(?::|\s*$)  # Python-style
+      | E\s{2,}\S                                   # pytest assertion detail
+      | FAILED\s+\S                                 # pytest failed test id
+      | ERROR\s*[:\s]\s*\S                          # generic ERROR lines
+      | (?:error|fatal|panic)(?:\[\w+\])?:\s         # compilers, git, rust, go
+      | npm\s+ERR!                                  # npm
+      | Segmentation\ fault
+      | (?:.*:\d+:\d*:?\s*)?error\b:?               # file:line: error
+      | .*\b(?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)\b
+      | Traceback\ \(most\ recent\ call\ last\)
+    )""",
+    re.VERBOSE,
+)
+_TRACEBACK = "Traceback (most recent call last)"
+_EXIT = re.compile(
+    r"(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|return\s*code|returncode|exit_code)"
+    r"[\s:=]*(-?\d+)",
+    re.IGNORECASE,
+)
+_TEST_SUMMARY = re.compile(
+    r"\b(\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
+    r"(?:,\s*\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?))*)"
+    r"(?:\s+in\s+[\d.]+s)?",
+    re.IGNORECASE,
+)
+_TESTS_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
+_UNITTEST_RESULT = re.compile(r"^(OK|FAILED \([^)]*\))\s*$", re.MULTILINE)
+
+
+def error_lines(text: str, limit: int = 5) -> list[str]:
+    """The distinctive error lines of a tool output, most informative first, deduplicated.
+
+    A Python traceback contributes its final `Type: message` line (the one that names the
+    error), not the frames.
+    """
+    found: list[str] = []
+    seen: set[str] = set()
+    lines = text.splitlines()
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or line.startswith(_TRACEBACK):
+            continue
+        if not _ERROR_LINE.match(line):
+            continue
+        # Frames and source lines of a traceback are not errors of their own.
+        if line.startswith(("File \"", "^")):
+            continue
+        if line.lower().startswith("warning") and i + 1 < len(lines):
+            continue
+        clipped = line[:200]
+        if clipped not in seen:
+            seen.add(clipped)
+            found.append(clipped)
+    # The last exception line of a traceback is what a reader needs most.
+    found.sort(key=lambda s: 0 if re.match(r"^[\w.]*(Error|Exception)\b", s) else 1)
+    return found[:limit]
+
+
+def exit_status(text: str, *, is_error: bool = False) -> int | None:
+    """The exit status a tool output reports, if it reports one."""
+    matches = _EXIT.findall(text[-2000:])
+    if matches:
+        return int(matches[-1])
+    return 1 if is_error else None
+
+
+def test_summary(text: str) -> str | None:
+    """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`)."""
+    tail = text[-4000:]
+    summaries = [m.group(1) for m in _TEST_SUMMARY.finditer(tail)]
+    summaries = [s for s in summaries if re.search(r"passed|failed|error", s, re.I)]
+    if summaries:
+        return summaries[-1]
+    ran = _TESTS_RAN.search(tail)
+    if ran:
+        result = _UNITTEST_RESULT.search(tail)
+        outcome = result.group(1) if result else "no result line"
+        return f"ran {ran.group(1)} tests: {outcome}"
+    return None
+
+
+def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, list[str]]:
+    """A one-word outcome (`ok`, `failed`, `exit N`) and the error lines behind it."""
+    errors = error_lines(text)
+    status = exit_status(text, is_error=is_error)
+    summary = test_summary(text)
+    if status is not None and status != 0:
+        return f"exit {status}", errors
+    if summary and re.search(r"\b[1-9]\d*\s+(failed|errors?)\b", summary):
+        return "failed", errors
+    if is_error or (errors and status is None and _TRACEBACK in text):
+        return "error", errors
+    if errors and status is None and any(not e.lower().startswith("warning") for e in errors):
+        return "error", errors
+    return "ok", []
+
+
+# --- file operations ----------------------------------------------------------------------
+
+FileOp = str  # one of "read", "created", "modified", "deleted"
+
+_READ_WORDS = ("read", "view", "open", "cat", "show", "get_file", "load", "inspect", "goto")
+_CREATE_WORDS = ("create", "new_file", "touch")
+_WRITE_WORDS = ("write", "save", "put_file", "overwrite")
+_MODIFY_WORDS = ("edit", "replace", "patch", "insert", "append", "modify", "update", "apply")
+_DELETE_WORDS = ("delete", "remove", "unlink", "rm")
+_PATH_KEYS = (
+    "path",
+    "file",
+    "filename",
+    "file_path",
+    "filepath",
+    "target_file",
+    "target",
+    "dest",
+    "destination",
+    "source",
+)
+_SHELL_TOOL = re.compile(
+    r"^(bash|sh|shell|zsh|terminal|run|exec|execute|run_command|run_shell|command|cmd|"
+    r"execute_command|run_terminal_cmd|local_shell|container\.exec|python|ipython)$",
+    re.IGNORECASE,
+)
+_COMMAND_KEYS = ("command", "cmd", "script", "commands", "code", "input")
+
+_PATHLIKE = re.compile(
+    r"(?<![\w/.-])((?:\.{0,2}/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
+)
+_NOT_PATH_SUFFIX = {"com", "org", "net", "io", "e", "g", "i", "etc", "vs"}
+
+
+def looks_like_path(token: str) -> bool:
+    token = token.strip("'\"`,;:()[]")
+    if not token or len(token) > 200 or token.startswith(("http:", "https:", "-")):
+        return False
+    if "/" not in token and "." not in token:
+        return False
+    match = _PATHLIKE.fullmatch(token)
+    if match is None:
+        return "/" in token and not token.endswith("/") and " " not in token
+    suffix = token.rsplit(".", 1)[-1].lower()
+    return suffix not in _NOT_PATH_SUFFIX and not suffix.isdigit()
+
+
+def is_shell_tool(name: str) -> bool:
+    return bool(_SHELL_TOOL.match(name))
+
+
+def command_of(name: str, arguments: dict[str, object]) -> str | None:
+    """The shell command a tool call ran, if it is a shell-like tool."""
+    if not is_shell_tool(name):
+        return None
+    for key in _COMMAND_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return " ".join(str(v) for v in value)
+    return None
+
+
+def _op_for_tool(name: str, arguments: dict[str, object]) -> FileOp | None:
+    lowered = name.lower()
+    sub = arguments.get("command")
+    # Editor-style tools name their operation in a `command` argument.
+    if isinstance(sub, str) and not is_shell_tool(name):
+        lowered = f"{lowered} {sub.lower()}"
+    for words, op in (
+        (_DELETE_WORDS, "deleted"),
+        (_CREATE_WORDS, "created"),
+        (_MODIFY_WORDS, "modified"),
+        (_WRITE_WORDS, "written"),
+        (_READ_WORDS, "read"),
+    ):
+        if any(re.search(rf"(^|[^a-z]){w}", lowered) for w in words):
+            return op
+    return None
+
+
+def file_ops_of_tool_call(name: str, arguments: dict[str, object]) -> list[tuple[str, FileOp]]:
+    """Files a (non-shell) tool call touched, with what it did to them.
+
+    `written` means "written whole": created if the file was unseen, modified otherwise.
+    """
+    if is_shell_tool(name):
+        command = command_of(name, arguments)
+        return file_ops_of_command(command) if command else []
+    op = _op_for_tool(name, arguments)
+    paths: list[str] = []
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and looks_like_path(value):
+            paths.append(value)
+    for key in ("paths", "files"):
+        value = arguments.get(key)
+        if isinstance(value, list):
+            paths.extend(v for v in value if isinstance(v, str) and looks_like_path(v))
+    if not paths:
+        return []
+    if op is None:
+        op = "read"
+    return [(p, op) for p in paths]
+
+
+_SHELL_READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "wc", "diff", "grep"}
+_SHELL_RUNNERS = {"python", "python3", "node", "ruby", "bash", "sh", "pytest", "go", "cargo"}
+
+
+def _split_commands(command: str) -> Iterator[list[str]]:
+    for piece in re.split(r"&&|\|\||;|\n|\|", command):
+        piece = piece.strip()
+        if not piece:
+            continue
+        try:
+            yield shlex.split(piece, comments=True)
+        except ValueError:
+            yield piece.split()
+
+
+def file_ops_of_command(command: str) -> list[tuple[str, FileOp]]:
+    """Files a shell command evidently touched: `rm`, `touch`, `mv`, `sed -i`, redirections."""
+    ops: list[tuple[str, FileOp]] = []
+    for redirect in re.finditer(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>]+)", command):
+        target = redirect.group(1)
+        if looks_like_path(target) and not target.startswith("/dev/"):
+            ops.append((target, "written"))
+    for argv in _split_commands(command):
+        if not argv:
+            continue
+        program = argv[0].rsplit("/", 1)[-1]
+        args = [a for a in argv[1:] if not a.startswith("-")]
+        paths = [a for a in args if looks_like_path(a) and not a.startswith("/dev/")]
+        if program == "rm":
+            ops.extend((p, "deleted") for p in paths)
+        elif program in ("touch", "mkdir"):
+            ops.extend((p, "created") for p in paths if program == "touch")
+        elif program in ("mv", "git") and len(paths) == 2 and (program == "mv" or "mv" in argv):
+            ops.extend([(paths[0], "deleted"), (paths[1], "created")])
+        elif program == "cp" and len(paths) == 2:
+            ops.extend([(paths[0], "read"), (paths[1], "written")])
+        elif program == "sed" and any(a.startswith("-i") for a in argv[1:]):
+            ops.extend((p, "modified") for p in paths)
+        elif program in ("patch", "git") and "apply" in argv:
+            continue
+        elif program in _SHELL_READERS:
+            ops.extend((p, "read") for p in paths)
+        elif program in _SHELL_RUNNERS:
+            ops.extend((p, "read") for p in paths[:1])
+    return ops
+
+
+# --- prose --------------------------------------------------------------------------------
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """Prose split into sentences and list items, code blocks left out."""
+    text = re.sub(r"```.*?(```|$)", " ", text, flags=re.DOTALL)
+    out = []
+    for raw in _SENTENCE_SPLIT.split(text):
+        sentence = _LIST_ITEM.sub("", raw).strip()
+        if len(sentence) >= 8:
+            out.append(sentence)
+    return out
+
+
+_DECISION = re.compile(
+    r"""\b(?:
+        decision|decided|deciding|we(?:'ll|\s+will)\s+(?:go|use|keep|stick|switch)
+      | (?:i'll|i\s+will|we'll|let's|let\s+us|i'm\s+going\s+to|we're\s+going\s+to)\s+
+        (?:go|use|keep|stick|switch|adopt|choose|pick|rely|store|implement|replace|avoid|
+           move|rewrite|refactor|cache|drop|rename|split|take|prefer|leave|treat|make)\b
+      | going\s+with|go\s+with|settled?\s+on|opt(?:ed|ing)?\s+for|chose|choosing|picked
+      | instead\s+of|rather\s+than|in\s+favou?r\s+of|switch(?:ed|ing)?\s+to
+      | the\s+(?:plan|approach|fix|solution)\s+(?:is|will\s+be)|approach:|plan:
+      | better\s+to|best\s+to|makes\s+more\s+sense|the\s+simplest\s+fix
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_NAVIGATION = re.compile(
+    r"^(?:now,?\s+)?(?:let's|let\s+us|i'll|i\s+will)\s+(?:first\s+|now\s+|also\s+)?"
+    r"(?:open|look|check|see|view|scroll|search|find|run|try|start|go\s+to|goto|inspect|"
+    r"examine|verify|confirm|take\s+a\s+look|read|navigate|print|test|review|reproduce)\b",
+    re.IGNORECASE,
+)
+_TODO = re.compile(
+    r"""(?:\btodo\b|\bto-do\b|\bfixme\b
+      | \bstill\s+(?:left|need|needs|to\s+do|have\s+to|pending|missing|open|outstanding|todo)
+      | \bleft\s+to\s+do\b|\bremaining\s*(?::|\bwork|\bsteps?|\bitems?)
+      | \b(?:we|i)(?:'ll|\s+will)\s+(?:also\s+|still\s+)?need\s+to
+      | \b(?:we|i)\s+(?:still\s+|also\s+)?(?:need|have)\s+to
+      | \bneeds?\s+to\s+be\s+(?:done|added|updated|fixed|handled|written|wired)
+      | \bhave(?:n't|\s+not)\s+(?:yet\s+)?(?:handled|done|added|fixed|implemented|updated|
+           written|wired|covered|tested|addressed|touched)
+      | \bnot\s+(?:yet\s+)?(?:handled|implemented|done|covered|wired|addressed)\s+yet
+      | \b(?:is|are)\s+not\s+(?:handled|implemented|covered|wired)\s+yet
+      | \bnext\s+step|\bnext,?\s+(?:i|we)(?:'ll|\s+will|\s+should|\s+need)
+      | \bfollow[- ]up\b|\blater\s+(?:i|we)\s+(?:should|need|will)
+      | \bdon't\s+forget|\bremember\s+to\b|\bpending:
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_DONE = re.compile(
+    r"\b(?:done|fixed|added|implemented|updated|wired|handled|completed|finished|resolved|"
+    r"now\s+(?:passes|works|handled)|took\s+care|addressed|covered)\b",
+    re.IGNORECASE,
+)
+_CONSTRAINT = re.compile(
+    r"""\b(?:must|mustn't|must\s+not|never|don't|do\s+not|doesn't|always|only|avoid|keep|
+         make\s+sure|ensure|required?|requirement|should(?:n't|\s+not)?|no\s+\w+|without|
+         can't|cannot|please|important|constraint|careful|stick\s+to|leave)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def is_decision(sentence: str) -> bool:
+    if _NAVIGATION.match(sentence):
+        return False
+    return bool(_DECISION.search(sentence))
+
+
+def is_todo(sentence: str) -> bool:
+    return bool(_TODO.search(sentence))
+
+
+def is_done(sentence: str) -> bool:
+    return bool(_DONE.search(sentence))
+
+
+def is_constraint(sentence: str) -> bool:
+    return bool(_CONSTRAINT.search(sentence))
+
+
+_VALUE_PATTERNS = (
+    re.compile(
+        r"\b(?:set|change|make|bump|increase|decrease|raise|lower|update|switch|use)\s+"
+        r"(?:the\s+|our\s+|a\s+)?(?P<key>[A-Za-z_][\w .-]{1,40}?)\s+(?:to|=)\s+"
+        r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|'[^']{1,60}'|[^\s,;]{1,60}(?:\s*(?:seconds|secs|sec|ms|s|"
+        r"minutes|mins|hours|days|mb|gb|kb|%|percent|retries|items|workers|"
+        r"requests|connections|tokens|lines|chars|bytes)\b)?)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:the\s+)?(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2})\s+"
+        r"(?:should|must)\s+(?:now\s+)?be\s+"
+        r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|[\d.]+\s*[A-Za-z%]{0,10}|[A-Za-z_][\w.-]{0,40})",
+        re.IGNORECASE,
+    ),
+)
+_KEY_STOP = {"it", "this", "that", "them", "these", "those", "sure", "everything", "things"}
+
+
+def value_settings(text: str) -> list[tuple[str, str]]:
+    """(key, value) pairs the text sets: `set the timeout to 45s`, `retries should be 5`."""
+    found: list[tuple[str, str]] = []
+    for sentence in sentences(text):
+        for pattern in _VALUE_PATTERNS:
+            for match in pattern.finditer(sentence):
+                key = re.sub(r"\s+", " ", match.group("key").strip().lower())
+                key = re.split(r"\b(?:and|then|also|but|so|actually|please|now|,)\s+", key)[-1]
+                key = re.sub(r"^(?:the|our|a|an)\s+", "", key)
+                value = match.group("value").strip().rstrip(".")
+                if key in _KEY_STOP or not value or key.split(" ")[0] in _KEY_STOP:
+                    continue
+                found.append((key, value))
+    return found
+
+
+def significant_words(sentence: str) -> set[str]:
+    words = (w.strip(".") for w in re.findall(r"[A-Za-z_][\w.]{3,}", sentence.lower()))
+    return {w for w in words if len(w) >= 4 and w not in _COMMON}
+
+
+_COMMON = {
+    "that",
+    "this",
+    "with",
+    "have",
+    "from",
+    "will",
+    "need",
+    "still",
+    "also",
+    "then",
+    "there",
+    "their",
+    "should",
+    "would",
+    "could",
+    "left",
+    "todo",
+    "done",
+    "added",
+    "fixed",
+    "into",
+    "just",
+    "some",
+    "when",
+    "what",
+    "which",
+    "were",
+    "been",
+    "being",
+    "they",
+    "them",
+    "does",
+    "make",
+    "sure",
+    "it's",
+    "we'll",
+    "i'll",
+    "later",
+    "next",
+    "step",
+}
