@@ -26,7 +26,7 @@ from compaction.messages import Conversation, Message, SummaryPart, group_messag
 from compaction.serialize import message_to_dict
 from compaction.strategies import StepReport, Workspace
 from compaction.strategies.base import Slot
-from compaction.tokens import ConversationCounter, context_window, counter_for_model
+from compaction.tokens import ConversationCounter, context_window
 from compaction.triggers import Decision, should_compact
 
 Status = Literal["compacted", "noop", "target_unreachable", "failed"]
@@ -127,7 +127,7 @@ class Compactor:
             provider = self._provider or (
                 "anthropic" if conversation.dialect == "anthropic" else "openai"
             )
-            self._counter = ConversationCounter(counter_for_model(model), provider=provider)
+            self._counter = ConversationCounter.for_model(model, provider=provider)
         return self._counter
 
     def count(self, conversation: Conversation) -> int:
@@ -198,7 +198,7 @@ class Compactor:
                 messages_after=len(result),
                 elapsed_ms=(time.perf_counter() - started) * 1000,
                 estimated=counted.estimated,
-                notes=list(counter.notes),
+                notes=[counter.note] if counter.note else [],
                 **extra,
             )
 
@@ -279,7 +279,7 @@ class Compactor:
     ) -> Workspace:
         messages = conversation.messages
         protected = protected_indices(messages, self.config)
-        counts = [counter.message_tokens(m) for m in messages]
+        counts = [counter.count_message(m) for m in messages]
         recent_start = recent_tail_start(
             messages, counts, self.config.keep_recent_n, self.config.keep_recent_tokens
         )
@@ -290,7 +290,7 @@ class Compactor:
         overhead = counter.count(conversation).total - sum(counts)
         return Workspace(
             slots,
-            counter.message_tokens,
+            counter.count_message,
             overhead,
             target,
             dialect=conversation.dialect,
@@ -337,20 +337,17 @@ def recent_tail_start(
 
 
 def fit_to_dialect(messages: list[Message], dialect: str | None) -> list[Message]:
-    """Anthropic allows no two user messages in a row: fold each summary into its neighbour."""
+    """Anthropic allows no two user messages in a row. Compaction creates such pairs only by
+    placing a summary or by removing what stood between two kept messages, so fold each pair
+    into one message: every part kept verbatim and in order, tool results still first."""
     if dialect != "anthropic":
         return messages
     out: list[Message] = []
     for message in messages:
-        if out and out[-1].role == "user" and message.role == "user":
-            if message.is_summary and not message.tool_results:
-                previous = out.pop()
-                out.append(_with_parts(previous, (*previous.parts, *message.parts)))
-                continue
-            if out[-1].is_summary and not out[-1].tool_results:
-                summary = out.pop()
-                out.append(_with_parts(message, (*summary.parts, *message.parts)))
-                continue
+        if out and out[-1].role == "user" and message.role == "user" and not message.tool_results:
+            previous = out.pop()
+            out.append(_with_parts(previous, (*previous.parts, *message.parts)))
+            continue
         out.append(message)
     return out
 

@@ -179,7 +179,7 @@ def compact_command(
     result = compactor.compact(conversation, target_tokens=target_tokens, force=True)
     receipt = result.receipt
     if dry_run:
-        counts = [counter.message_tokens(m) for m in conversation.messages]
+        counts = [counter.count_message(m) for m in conversation.messages]
         click.echo(dry_run_report(conversation, receipt, counts), err=True)
     else:
         dialect = "openai" if result.conversation.dialect == "traj" else result.conversation.dialect
@@ -217,14 +217,14 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
             "tools": counted.tools,
             "messages": len(conversation),
             "estimated": counted.estimated,
-            "tokenizer": counter.name,
-            "notes": list(counter.notes),
+            "tokenizer": counted.counter,
+            "note": counter.note,
         }, indent=2))
         return
     est = counted.estimated
-    click.echo(f"tokenizer: {counter.name}")
-    for note in counter.notes:
-        click.echo(f"note: {note}")
+    click.echo(f"tokenizer: {counted.counter}")
+    if counter.note:
+        click.echo(f"note: {counter.note}")
     for role, value in counted.by_role.items():
         n = sum(1 for m in conversation.messages if m.role == role)
         click.echo(f"{role:<10} {n:>5} messages {fmt_tokens(value, est):>12} tokens")

@@ -17,7 +17,10 @@ from compaction.strategies.base import StepReport, Workspace, handle_for
 _MARKER_TOKENS = 60
 
 
-def truncation_marker(count: int, handles: list[str]) -> Message:
+def truncation_marker(count: int, handles: list[str], *, short: bool = False) -> Message:
+    if short:
+        text = summary_header(count, 0)
+        return Message("user", (SummaryPart(text, count),))
     body = (
         f"The {count} earliest messages of this part of the conversation were removed to fit "
         "the context window. This note was written by the compaction system, not by the user; "
@@ -38,21 +41,33 @@ class TruncateStrategy(BaseModel):
 
     def apply(self, work: Workspace) -> StepReport:
         before = work.total()
-        dropped = 0
         if work.target is None:
             return StepReport(self.kind, before, before, 0, "no size target: nothing dropped")
+        dropped = 0
+        markers: list[int] = []
+        shift = 0
         for run in work.compactable_runs():
             if work.fits():
                 break
-            start = run[0].start
-            stop = run[-1].stop
+            start = run[0].start - shift
+            stop = run[-1].stop - shift
             # Drop the fewest groups of this run that make the conversation fit.
             for group in run:
-                stop = group.stop
+                stop = group.stop - shift
                 if work.total() - work.span_tokens(start, stop) + _MARKER_TOKENS <= work.target:
                     break
             count = sum(work.stands_for(i) for i in range(start, stop))
             handles = [handle_for(work.slots[i].message) for i in range(start, stop)]
             work.replace_span(start, stop, [truncation_marker(count, handles)])
+            markers.append(start)
             dropped += count
+            shift += stop - start - 1
+        # The target is a promise: shorten the markers, then drop them, before giving up.
+        if not work.fits():
+            for index in markers:
+                count = work.stands_for(index)
+                work.swap(index, truncation_marker(count, [], short=True))
+        if not work.fits():
+            for index in reversed(markers):
+                work.replace_span(index, index + 1, [])
         return StepReport(self.kind, before, work.total(), dropped, f"{dropped} messages dropped")

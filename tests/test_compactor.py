@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import pytest
+
+from compaction.compactor import Compactor, Receipt, validate_for
+from compaction.config import CompactionConfig, PinRules
+from compaction.exceptions import TargetUnreachableError
+from compaction.messages import Conversation, SummaryPart
+from compaction.strategies import DigestStrategy, MaskStrategy, TruncateStrategy
+from compaction.strategies.mask import MASK_PREFIX
+
+from .helpers import coding_session, say
+
+
+def _tokens(compactor: Compactor, conversation: Conversation) -> int:
+    return compactor.count(conversation)
+
+
+def test_nothing_happens_below_every_trigger() -> None:
+    conversation = coding_session(3)
+    compactor = Compactor(CompactionConfig(token_threshold=10**6))
+    result = compactor.compact(conversation)
+    assert result.conversation is conversation
+    assert result.receipt.status == "noop"
+    assert result.receipt.trigger == ()
+
+
+def test_trigger_compacts_to_max_tokens_and_stays_valid() -> None:
+    conversation = coding_session(30)
+    config = CompactionConfig(token_threshold=5000, max_tokens=4000)
+    compactor = Compactor(config)
+    before = _tokens(compactor, conversation)
+    assert before > 5000
+    result = compactor.compact(conversation)
+    receipt = result.receipt
+    assert receipt.status == "compacted"
+    assert receipt.trigger and "token_threshold" in receipt.trigger[0]
+    assert receipt.tokens_after <= 4000
+    assert _tokens(compactor, result.conversation) == receipt.tokens_after
+    assert validate_for(result.conversation) == []
+    # system, the first user message (pinned by default) and the live turn survive verbatim
+    assert result.conversation.messages[0] == conversation.messages[0]
+    assert result.conversation.messages[1] == conversation.messages[1]
+    assert result.conversation.messages[-1] == conversation.messages[-1]
+
+
+def test_mask_runs_first_and_keeps_the_recent_tail() -> None:
+    conversation = coding_session(12)
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(),), keep_recent_n=6))
+    before = _tokens(compactor, conversation)
+    result = compactor.compact(conversation, target_tokens=int(before * 0.6))
+    masked = [
+        (i, m)
+        for i, m in enumerate(result.conversation.messages)
+        if m.tool_results and m.tool_results[0].text.startswith(MASK_PREFIX)
+    ]
+    assert masked, "old outputs were masked"
+    assert len(result.conversation) == len(conversation), "mask never drops a message"
+    assert result.conversation.messages[-6:] == conversation.messages[-6:]
+    placeholder = masked[0][1].tool_results[0].text
+    assert "read_file `src/mod_0.py`" in placeholder
+    handle = placeholder.split("original kept as ")[1].split("]")[0]
+    original = result.receipt.archive[handle]
+    assert original.tool_results[0].text == conversation.messages[masked[0][0]].tool_results[0].text
+
+
+def test_mask_placeholder_keeps_error_lines() -> None:
+    conversation = coding_session(6)
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(min_chars=0),), keep_recent_n=0))
+    result = compactor.compact(conversation, target_tokens=1)
+    texts = [m.tool_results[0].text for m in result.conversation.messages if m.tool_results]
+    failing = [t for t in texts if "bash `pytest tests/test_0.py`" in t][0]
+    assert "! E   KeyError: 'session_id'" in failing or "! KeyError: 'session_id'" in failing
+    assert "tests: 1 failed, 5 passed" in failing
+
+
+def test_digest_keeps_the_ledger() -> None:
+    conversation = coding_session(30)
+    compactor = Compactor(CompactionConfig(strategies=(DigestStrategy(),)))
+    before = _tokens(compactor, conversation)
+    result = compactor.compact(conversation, target_tokens=before // 5)
+    assert result.receipt.status == "compacted"
+    summary = next(p.text for m in result.conversation for p in m.parts if isinstance(p, SummaryPart))
+    assert summary.startswith("[compacted: ")
+    for expected in ("src/mod_3.py (modified)", "`pytest tests/test_3.py` → failed",
+                     "KeyError: 'session_id'", "timeout: 49 seconds (earlier: 39 seconds)"):
+        assert expected in summary
+    assert "not by the user" in summary
+
+
+def test_anchored_digest_keeps_early_facts_across_compactions() -> None:
+    conversation = coding_session(30)
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(), DigestStrategy())))
+    current = conversation
+    for round_ in range(3):
+        grown = current
+        for i in range(8):
+            grown = grown.append(say("assistant", f"Round {round_} note {i}: " + "detail " * 200))
+            grown = grown.append(say("user", f"ok {round_}.{i}"))
+        result = compactor.compact(grown, target_tokens=_tokens(compactor, grown) // 3)
+        assert result.receipt.status == "compacted"
+        current = result.conversation
+    text = "\n".join(p.text for m in current for p in m.parts if isinstance(p, SummaryPart))
+    assert "src/mod_0.py" in text
+    assert "timeout: 59 seconds (earlier: 39 seconds, 49 seconds)" in text
+    assert sum(1 for m in current if m.is_summary) <= 2
+
+
+def test_compacting_a_compact_conversation_is_a_noop() -> None:
+    conversation = coding_session(20)
+    compactor = Compactor()
+    target = _tokens(compactor, conversation) // 4
+    first = compactor.compact(conversation, target_tokens=target)
+    second = compactor.compact(first.conversation, target_tokens=target)
+    assert second.receipt.status == "noop"
+    assert second.conversation is first.conversation
+
+
+def test_unreachable_target_is_reported_not_broken() -> None:
+    conversation = coding_session(5)
+    compactor = Compactor()
+    result = compactor.compact(conversation, target_tokens=10)
+    receipt = result.receipt
+    assert receipt.status == "target_unreachable"
+    assert receipt.reason is not None and "must be kept" in receipt.reason
+    assert receipt.protected_tokens > 10
+    assert validate_for(result.conversation) == []
+    assert result.conversation.messages[-1] == conversation.messages[-1]
+    with pytest.raises(TargetUnreachableError):
+        result.raise_for_target()
+
+
+def test_target_met_whenever_protected_content_fits() -> None:
+    conversation = coding_session(25)
+    compactor = Compactor(CompactionConfig(pin=PinRules(first_user_message=False)))
+    result = compactor.compact(conversation, target_tokens=1)
+    floor = result.receipt.protected_tokens
+    for target in (floor, floor + 5, floor + 100, floor * 3):
+        again = Compactor(CompactionConfig(pin=PinRules(first_user_message=False)))
+        out = again.compact(conversation, target_tokens=target)
+        assert out.receipt.tokens_after <= target, (target, out.receipt.to_dict(include_archive=False))
+
+
+def test_truncate_alone_drops_oldest_and_marks_it() -> None:
+    conversation = coding_session(10)
+    compactor = Compactor(CompactionConfig(strategies=(TruncateStrategy(),)))
+    before = _tokens(compactor, conversation)
+    result = compactor.compact(conversation, target_tokens=before // 2)
+    assert result.receipt.tokens_after <= before // 2
+    marker = next(m for m in result.conversation if m.is_summary)
+    assert "removed to fit the context window" in marker.text
+    assert "not by the user" in marker.text
+    assert validate_for(result.conversation) == []
+
+
+def test_every_original_is_in_the_archive() -> None:
+    conversation = coding_session(15)
+    result = Compactor().compact(conversation, target_tokens=2000)
+    removed = {i for i, _ in result.receipt.removed}
+    for index, handle in result.receipt.removed:
+        assert result.receipt.archive[handle] is not None
+    kept = {id(m) for m in result.conversation}
+    for index, message in enumerate(conversation):
+        if id(message) not in kept:
+            assert index in removed, f"message {index} vanished without an archive entry"
+
+
+def test_deterministic() -> None:
+    conversation = coding_session(20)
+    a = Compactor().compact(conversation, target_tokens=3000)
+    b = Compactor().compact(conversation, target_tokens=3000)
+    assert a.conversation == b.conversation
+    assert a.receipt.summaries == b.receipt.summaries
+
+
+def test_anthropic_output_alternates() -> None:
+    conversation = coding_session(20, dialect="anthropic")
+    assert validate_for(conversation) == []
+    result = Compactor().compact(conversation, target_tokens=2500)
+    assert result.receipt.status == "compacted"
+    assert validate_for(result.conversation) == []
+    roles = [m.role for m in result.conversation if m.role != "system"]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+
+
+def test_hooks_see_the_receipt() -> None:
+    seen: list[tuple[str, Receipt | None]] = []
+    compactor = Compactor(
+        before_compact=lambda c, r: seen.append(("before", r)),
+        after_compact=lambda c, r: seen.append(("after", r)),
+    )
+    compactor.compact(coding_session(10), target_tokens=1500)
+    assert [s[0] for s in seen] == ["before", "after"]
+    assert seen[0][1] is None
+    assert seen[1][1] is not None and seen[1][1].status == "compacted"
+
+
+def test_cooldown_after_a_pass_that_cannot_get_below_the_trigger() -> None:
+    conversation = coding_session(4, system="Rules of the house. " * 400)
+    compactor = Compactor(CompactionConfig(token_threshold=1000, max_tokens=500))
+    first = compactor.compact(conversation)
+    assert first.receipt.status == "target_unreachable"
+    decision = compactor.should_compact(first.conversation.append(say("assistant", "ok")))
+    assert not decision
+    assert "cooling down" in decision.reasons[0]
+    grown = first.conversation.append(say("assistant", "more " * 500))
+    assert compactor.should_compact(grown), "real growth ends the cooldown"
