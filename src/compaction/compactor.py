@@ -222,6 +222,12 @@ class Compactor:
                     break
                 steps.append(strategy.apply(work))
 
+        if not work.fits() and not any(
+            work.compactable(i) and not s.message.is_summary for i, s in enumerate(work.slots)
+        ):
+            # Nothing compactable is left: what remains (protected content and the markers
+            # the dialect's shape needs) is the floor no strategy can go below.
+            protected_tokens = max(protected_tokens, work.total())
         messages = fit_to_dialect(work.messages, conversation.dialect)
         result = conversation.with_messages(messages)
         after = counter.count(result).total

