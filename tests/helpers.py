@@ -35,11 +35,19 @@ def coding_session(
         say("user", "Fix the failing login test. Don't touch the migrations folder."),
     ]
     for i in range(steps):
-        listing = "\n".join(f"{n:4d}: def helper_{i}_{n}(): return {n}" for n in range(output_lines))
-        messages.append(calls((f"r{i}", "read_file", {"path": f"src/mod_{i}.py"}), text=f"Reading module {i}."))
+        listing = "\n".join(
+            f"{n:4d}: def helper_{i}_{n}(): return {n}" for n in range(output_lines)
+        )
+        messages.append(
+            calls((f"r{i}", "read_file", {"path": f"src/mod_{i}.py"}), text=f"Reading module {i}.")
+        )
         messages += results((f"r{i}", listing), role=role)
         log = "\n".join(f"tests/test_{i}.py::test_{n} PASSED" for n in range(output_lines // 2))
-        tail = "E   KeyError: 'session_id'\n1 failed, 5 passed in 0.3s" if i % 3 == 0 else "6 passed in 0.2s"
+        tail = (
+            "E   KeyError: 'session_id'\n1 failed, 5 passed in 0.3s"
+            if i % 3 == 0
+            else "6 passed in 0.2s"
+        )
         messages.append(
             calls(
                 (f"t{i}", "bash", {"command": f"pytest tests/test_{i}.py"}),

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from compaction.compactor import Compactor, Receipt, validate_for
@@ -66,10 +68,12 @@ def test_mask_runs_first_and_keeps_the_recent_tail() -> None:
 
 def test_mask_placeholder_keeps_error_lines() -> None:
     conversation = coding_session(6)
-    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(min_chars=0),), keep_recent_n=0))
+    compactor = Compactor(
+        CompactionConfig(strategies=(MaskStrategy(min_chars=0),), keep_recent_n=0)
+    )
     result = compactor.compact(conversation, target_tokens=1)
     texts = [m.tool_results[0].text for m in result.conversation.messages if m.tool_results]
-    failing = [t for t in texts if "bash `pytest tests/test_0.py`" in t][0]
+    failing = next(t for t in texts if "bash `pytest tests/test_0.py`" in t)
     assert "! E   KeyError: 'session_id'" in failing or "! KeyError: 'session_id'" in failing
     assert "tests: 1 failed, 5 passed" in failing
 
@@ -80,10 +84,16 @@ def test_digest_keeps_the_ledger() -> None:
     before = _tokens(compactor, conversation)
     result = compactor.compact(conversation, target_tokens=before // 5)
     assert result.receipt.status == "compacted"
-    summary = next(p.text for m in result.conversation for p in m.parts if isinstance(p, SummaryPart))
+    summary = next(
+        p.text for m in result.conversation for p in m.parts if isinstance(p, SummaryPart)
+    )
     assert summary.startswith("[compacted: ")
-    for expected in ("src/mod_3.py (modified)", "`pytest tests/test_3.py` → failed",
-                     "KeyError: 'session_id'", "timeout: 49 seconds (earlier: 39 seconds)"):
+    for expected in (
+        "src/mod_3.py (modified)",
+        "`pytest tests/test_3.py` → failed",
+        "KeyError: 'session_id'",
+        "timeout: 49 seconds (earlier: 39 seconds)",
+    ):
         assert expected in summary
     assert "not by the user" in summary
 
@@ -138,7 +148,10 @@ def test_target_met_whenever_protected_content_fits() -> None:
     for target in (floor, floor + 5, floor + 100, floor * 3):
         again = Compactor(CompactionConfig(pin=PinRules(first_user_message=False)))
         out = again.compact(conversation, target_tokens=target)
-        assert out.receipt.tokens_after <= target, (target, out.receipt.to_dict(include_archive=False))
+        assert out.receipt.tokens_after <= target, (
+            target,
+            out.receipt.to_dict(include_archive=False),
+        )
 
 
 def test_truncate_alone_drops_oldest_and_marks_it() -> None:
@@ -157,7 +170,7 @@ def test_every_original_is_in_the_archive() -> None:
     conversation = coding_session(15)
     result = Compactor().compact(conversation, target_tokens=2000)
     removed = {i for i, _ in result.receipt.removed}
-    for index, handle in result.receipt.removed:
+    for _index, handle in result.receipt.removed:
         assert result.receipt.archive[handle] is not None
     kept = {id(m) for m in result.conversation}
     for index, message in enumerate(conversation):
@@ -180,7 +193,7 @@ def test_anthropic_output_alternates() -> None:
     assert result.receipt.status == "compacted"
     assert validate_for(result.conversation) == []
     roles = [m.role for m in result.conversation if m.role != "system"]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(roles))
 
 
 def test_hooks_see_the_receipt() -> None:

@@ -116,7 +116,13 @@ def test_user_values_latest_wins() -> None:
 
 def test_long_user_message_keeps_head_tail_and_constraints() -> None:
     middle = " ".join(f"Filler sentence number {i} about nothing." for i in range(200))
-    text = "Start of the task. " + middle + " You must never touch the migrations folder. " + middle + " End."
+    text = (
+        "Start of the task. "
+        + middle
+        + " You must never touch the migrations folder. "
+        + middle
+        + " End."
+    )
     ledger = extract_ledger([say("user", text)], user_chars=400)
     kept = ledger.user_messages[0]
     assert kept.startswith("Start of the task.")

@@ -20,15 +20,43 @@ from compaction.messages import (
     ToolResultPart,
 )
 
-_words = st.lists(
-    st.sampled_from(
-        ["the", "test", "fails", "src/app.py", "KeyError", "I'll", "use", "sqlite", "TODO:",
-         "retry", "exit", "code", "1", "passed", "Traceback", "value", "set", "timeout", "to",
-         "30s", "\n", "error:", "never", "edit", "migrations"]
-    ),
-    min_size=1,
-    max_size=120,
-).map(" ".join).filter(lambda s: bool(s.strip()))
+_words = (
+    st.lists(
+        st.sampled_from(
+            [
+                "the",
+                "test",
+                "fails",
+                "src/app.py",
+                "KeyError",
+                "I'll",
+                "use",
+                "sqlite",
+                "TODO:",
+                "retry",
+                "exit",
+                "code",
+                "1",
+                "passed",
+                "Traceback",
+                "value",
+                "set",
+                "timeout",
+                "to",
+                "30s",
+                "\n",
+                "error:",
+                "never",
+                "edit",
+                "migrations",
+            ]
+        ),
+        min_size=1,
+        max_size=120,
+    )
+    .map(" ".join)
+    .filter(lambda s: bool(s.strip()))
+)
 
 _PNG = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
@@ -58,12 +86,15 @@ def transcripts(draw: st.DrawFn, dialect: str) -> Conversation:
                 counter += 1
                 ids.append(f"call_{counter}")
                 name = draw(st.sampled_from(["bash", "read_file", "edit_file"]))
-                args = {"command": "pytest -x"} if name == "bash" else {"path": f"src/m{counter}.py"}
+                args = (
+                    {"command": "pytest -x"} if name == "bash" else {"path": f"src/m{counter}.py"}
+                )
                 parts.append(ToolCallPart(ids[-1], name, json.dumps(args)))
             messages.append(Message("assistant", tuple(parts)))
             results = [
-                ToolResultPart(i, (TextPart(draw(_words) * draw(st.integers(1, 20))),),
-                               draw(st.booleans()))
+                ToolResultPart(
+                    i, (TextPart(draw(_words) * draw(st.integers(1, 20))),), draw(st.booleans())
+                )
                 for i in ids
             ]
             if dialect == "anthropic":
@@ -74,10 +105,7 @@ def transcripts(draw: st.DrawFn, dialect: str) -> Conversation:
             messages.append(Message.text_message("assistant", draw(_words)))
     if draw(st.booleans()):
         messages.append(Message.text_message("user", "live: " + draw(_words)))
-        if dialect == "anthropic":
-            pass
-    conversation = Conversation(tuple(messages), model="gpt-4o", dialect=dialect)
-    return conversation
+    return Conversation(tuple(messages), model="gpt-4o", dialect=dialect)
 
 
 def _live_turn(conversation: Conversation) -> Message | None:
@@ -100,7 +128,9 @@ def _contains_parts(haystack: Conversation, message: Message) -> bool:
 
 
 def _check(conversation: Conversation, ratio: float, keep_recent: int, first_user: bool) -> None:
-    config = CompactionConfig(keep_recent_n=keep_recent, pin=PinRules(first_user_message=first_user))
+    config = CompactionConfig(
+        keep_recent_n=keep_recent, pin=PinRules(first_user_message=first_user)
+    )
     before = Compactor(config).count(conversation)
     target = max(int(before * ratio), 1)
     result = Compactor(config).compact(conversation, target_tokens=target)
@@ -125,13 +155,17 @@ _SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Hea
 
 @_SETTINGS
 @given(transcripts("openai"), st.floats(0.01, 1.0), st.integers(0, 10), st.booleans())
-def test_openai_invariants(conversation: Conversation, ratio: float, keep: int, first: bool) -> None:
+def test_openai_invariants(
+    conversation: Conversation, ratio: float, keep: int, first: bool
+) -> None:
     assert validate_for(conversation) == []
     _check(conversation, ratio, keep, first)
 
 
 @_SETTINGS
 @given(transcripts("anthropic"), st.floats(0.01, 1.0), st.integers(0, 10), st.booleans())
-def test_anthropic_invariants(conversation: Conversation, ratio: float, keep: int, first: bool) -> None:
+def test_anthropic_invariants(
+    conversation: Conversation, ratio: float, keep: int, first: bool
+) -> None:
     assert validate_for(conversation) == [], [str(v) for v in validate_for(conversation)]
     _check(conversation, ratio, keep, first)

@@ -89,7 +89,9 @@ class CompactionResult:
     def raise_for_target(self) -> CompactionResult:
         """Raise `TargetUnreachableError` when the target was not met; else return self."""
         if self.receipt.status == "target_unreachable":
-            raise TargetUnreachableError(self.receipt.reason or "target not met", receipt=self.receipt)
+            raise TargetUnreachableError(
+                self.receipt.reason or "target not met", receipt=self.receipt
+            )
         return self
 
 
@@ -253,18 +255,20 @@ class Compactor:
                 f"pinned messages, the live user turn, tool schemas) takes {protected_tokens} "
                 f"tokens; the best result is {after} tokens"
             )
-        if after > tokens * (1 - self.config.min_reduction) and status == "compacted":
-            if target is None:
-                unchanged = receipt(
-                    "noop",
-                    conversation,
-                    tokens,
-                    steps=steps,
-                    reason=f"no meaningful reduction possible ({tokens} → {after} tokens)",
-                )
-                return CompactionResult(conversation, unchanged)
+        meaningful = after <= tokens * (1 - self.config.min_reduction)
+        if target is None and status == "compacted" and not meaningful:
+            unchanged = receipt(
+                "noop",
+                conversation,
+                tokens,
+                steps=steps,
+                reason=f"no meaningful reduction possible ({tokens} → {after} tokens)",
+            )
+            return CompactionResult(conversation, unchanged)
         limit = decision.target if target_tokens is None else None
-        self._floor = after if (status != "compacted" or (limit is not None and after > limit)) else None
+        self._floor = (
+            after if (status != "compacted" or (limit is not None and after > limit)) else None
+        )
         done = receipt(
             status,
             result,
@@ -360,7 +364,10 @@ def fit_to_dialect(messages: list[Message], dialect: str | None) -> list[Message
 
 def _with_parts(message: Message, parts: tuple[Any, ...]) -> Message:
     return Message(
-        message.role, parts, name=message.name, pinned=message.pinned,
+        message.role,
+        parts,
+        name=message.name,
+        pinned=message.pinned,
         provider_data=message.provider_data,
     )
 

@@ -63,7 +63,11 @@ def require_valid(conversation: Conversation, source: str) -> None:
     """Reject input that breaks its provider's rules: one line naming the first problem."""
     violations = validate_for(conversation)
     if violations:
-        more = f" (and {len(violations) - 1} more; see `compaction validate`)" if len(violations) > 1 else ""
+        more = (
+            f" (and {len(violations) - 1} more; see `compaction validate`)"
+            if len(violations) > 1
+            else ""
+        )
         raise InputError(f"{violations[0]}{more}", location=source)
 
 
@@ -117,8 +121,11 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
         by_index.setdefault(index, _handle)
     for index in sorted(by_index):
         message = before.messages[index]
-        preview = (message.text or ", ".join(c.name for c in message.tool_calls) or
-                   (message.tool_results[0].text if message.tool_results else ""))
+        preview = (
+            message.text
+            or ", ".join(c.name for c in message.tool_calls)
+            or (message.tool_results[0].text if message.tool_results else "")
+        )
         preview = " ".join(preview.split())[:70]
         lines.append(f"  #{index:<4} {message.role:<9} {counts[index]:>7,} tokens  {preview}")
     if not by_index:
@@ -128,17 +135,48 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
 
 @click.command("compact")
 @click.argument("input_path", metavar="INPUT")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: stdout).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: stdout)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected)."
+)
 @click.option("--target-tokens", type=click.IntRange(min=1), help="The most tokens allowed after.")
-@click.option("--target-ratio", type=click.FloatRange(0, 1, min_open=True), help="Target as a fraction of the input's tokens.")
+@click.option(
+    "--target-ratio",
+    type=click.FloatRange(0, 1, min_open=True),
+    help="Target as a fraction of the input's tokens.",
+)
 @click.option("--strategy", "strategies", help="Strategies in order, e.g. mask,digest,truncate.")
-@click.option("--keep-recent", "keep_recent_n", type=click.IntRange(min=0), help="Recent messages to leave alone when possible (default 8).")
-@click.option("--keep-recent-tokens", type=click.IntRange(min=1), help="Token budget of the recent tail left alone.")
+@click.option(
+    "--keep-recent",
+    "keep_recent_n",
+    type=click.IntRange(min=0),
+    help="Recent messages to leave alone when possible (default 8).",
+)
+@click.option(
+    "--keep-recent-tokens",
+    type=click.IntRange(min=1),
+    help="Token budget of the recent tail left alone.",
+)
 @click.option("--model", help="Model whose tokenizer and window to use (default: from the input).")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), help="YAML compaction config.")
-@click.option("--receipt", "receipt_path", type=click.Path(dir_okay=False), help="Write the receipt (with every original) here as JSON.")
-@click.option("--dry-run", is_flag=True, help="Print what would be masked, digested or dropped; write nothing.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML compaction config.",
+)
+@click.option(
+    "--receipt",
+    "receipt_path",
+    type=click.Path(dir_okay=False),
+    help="Write the receipt (with every original) here as JSON.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print what would be masked, digested or dropped; write nothing.",
+)
 @user_errors
 def compact_command(
     input_path: str,
@@ -200,7 +238,9 @@ def compact_command(
 
 @click.command("count")
 @click.argument("input_path", metavar="INPUT")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected).")
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected)."
+)
 @click.option("--model", help="Model whose tokenizer to use (default: from the input).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @user_errors
@@ -211,15 +251,20 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
     counter = compactor.counter_for(conversation)
     counted = counter.count(conversation)
     if as_json:
-        click.echo(json.dumps({
-            "total": counted.total,
-            "by_role": counted.by_role,
-            "tools": counted.tools,
-            "messages": len(conversation),
-            "estimated": counted.estimated,
-            "tokenizer": counted.counter,
-            "note": counter.note,
-        }, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "total": counted.total,
+                    "by_role": counted.by_role,
+                    "tools": counted.tools,
+                    "messages": len(conversation),
+                    "estimated": counted.estimated,
+                    "tokenizer": counted.counter,
+                    "note": counter.note,
+                },
+                indent=2,
+            )
+        )
         return
     est = counted.estimated
     click.echo(f"tokenizer: {counted.counter}")
@@ -229,19 +274,30 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
         n = sum(1 for m in conversation.messages if m.role == role)
         click.echo(f"{role:<10} {n:>5} messages {fmt_tokens(value, est):>12} tokens")
     if counted.tools:
-        click.echo(f"{'tools':<10} {len(conversation.tools):>5} schemas  {fmt_tokens(counted.tools, est):>12} tokens")
-    click.echo(f"{'total':<10} {len(conversation):>5} messages {fmt_tokens(counted.total, est):>12} tokens")
+        tools = fmt_tokens(counted.tools, est)
+        click.echo(f"{'tools':<10} {len(conversation.tools):>5} schemas  {tools:>12} tokens")
+    click.echo(
+        f"{'total':<10} {len(conversation):>5} messages {fmt_tokens(counted.total, est):>12} tokens"
+    )
 
 
 @click.command("validate")
 @click.argument("input_path", metavar="INPUT")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected).")
-@click.option("--dialect", type=click.Choice(("openai", "anthropic")), help="Rules to check (default: the input's own; OpenAI for .traj).")
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected)."
+)
+@click.option(
+    "--dialect",
+    type=click.Choice(("openai", "anthropic")),
+    help="Rules to check (default: the input's own; OpenAI for .traj).",
+)
 @user_errors
 def validate_command(input_path: str, fmt: str | None, dialect: str | None) -> None:
     """Every rule the transcript breaks, with its message index. Exit 1 if any."""
     conversation = read_conversation(input_path, fmt)
-    violations = get_dialect(dialect).validate(conversation) if dialect else validate_for(conversation)
+    violations = (
+        get_dialect(dialect).validate(conversation) if dialect else validate_for(conversation)
+    )
     for violation in violations:
         click.echo(f"{violation} [{violation.rule}]")
     if violations:

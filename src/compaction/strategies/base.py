@@ -153,7 +153,9 @@ class Workspace:
         """How many original messages slot `index` stands for (summaries count what they
         replaced, even when they came from an earlier compaction)."""
         slot = self.slots[index]
-        replaced = max((p.replaced for p in slot.message.parts if isinstance(p, SummaryPart)), default=1)
+        replaced = max(
+            (p.replaced for p in slot.message.parts if isinstance(p, SummaryPart)), default=1
+        )
         return max(len(slot.origin), replaced)
 
     def span_tokens(self, start: int, stop: int) -> int:

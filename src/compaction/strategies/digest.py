@@ -42,9 +42,9 @@ class DigestStrategy(BaseModel):
         for run in work.compactable_runs():
             if work.fits():
                 break
-            run = [Group(g.start - shift, g.stop - shift, g.pinned) for g in run]
-            start = run[0].start
-            stop = self._choose_stop(work, run)
+            shifted = [Group(g.start - shift, g.stop - shift, g.pinned) for g in run]
+            start = shifted[0].start
+            stop = self._choose_stop(work, shifted)
             ledger = extract_ledger(
                 (work.slots[i].message for i in range(start, stop)), user_chars=self.user_chars
             )

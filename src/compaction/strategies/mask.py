@@ -12,7 +12,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compaction.messages import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
+from compaction.messages import (
+    ImagePart,
+    Message,
+    Part,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from compaction.strategies.base import StepReport, Workspace, handle_for
 from compaction.summarize import signals
 
@@ -47,7 +54,7 @@ class MaskStrategy(BaseModel):
 
     def mask_message(self, message: Message, calls: dict[str, ToolCallPart]) -> Message | None:
         """The message with each large result masked, or None when nothing is worth masking."""
-        parts = []
+        parts: list[Part] = []
         changed = False
         for part in message.parts:
             if isinstance(part, ToolResultPart) and self._worth_masking(part):
@@ -91,7 +98,11 @@ class MaskStrategy(BaseModel):
         if call is not None:
             arguments = call.parsed_arguments() or {}
             target = signals.command_of(call.name, arguments) or next(
-                (str(arguments[k]) for k in ("path", "file", "filename", "pattern") if k in arguments),
+                (
+                    str(arguments[k])
+                    for k in ("path", "file", "filename", "pattern")
+                    if k in arguments
+                ),
                 "",
             )
             if target:

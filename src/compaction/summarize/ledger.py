@@ -267,11 +267,11 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
         return
     source = f"{call.name}({_short_arguments(arguments)})"
     if outcome == "ok":
-        for error in ledger.errors:
-            if error.source == source:
-                error.open = False
-    for error in errors:
-        ledger.note_error(error, source)
+        for record in ledger.errors:
+            if record.source == source:
+                record.open = False
+    for text in errors:
+        ledger.note_error(text, source)
 
 
 def _short_arguments(arguments: dict[str, object]) -> str:
@@ -329,7 +329,9 @@ LEVELS: tuple[Limits, ...] = (
     Limits(user_chars=1200, files=200, commands=40, errors=12, decisions=16, todos=16),
     Limits(user_chars=500, files=100, commands=20, errors=8, decisions=10, todos=10),
     Limits(user_chars=240, files=60, commands=10, errors=5, decisions=6, todos=6),
-    Limits(user_chars=120, files=30, commands=5, errors=3, decisions=3, todos=4, include_read=False),
+    Limits(
+        user_chars=120, files=30, commands=5, errors=3, decisions=3, todos=4, include_read=False
+    ),
 )
 
 OPEN_TAG = "<earlier-context-summary>"

@@ -60,7 +60,7 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
         if not _ERROR_LINE.match(line):
             continue
         # Frames and source lines of a traceback are not errors of their own.
-        if line.startswith(("File \"", "^")):
+        if line.startswith(('File "', "^")):
             continue
         if line.lower().startswith("warning") and i + 1 < len(lines):
             continue
@@ -224,8 +224,8 @@ _SHELL_RUNNERS = {"python", "python3", "node", "ruby", "bash", "sh", "pytest", "
 
 
 def _split_commands(command: str) -> Iterator[list[str]]:
-    for piece in re.split(r"&&|\|\||;|\n|\|", command):
-        piece = piece.strip()
+    for raw in re.split(r"&&|\|\||;|\n|\|", command):
+        piece = raw.strip()
         if not piece:
             continue
         try:
