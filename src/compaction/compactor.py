@@ -214,16 +214,20 @@ class Compactor:
 
         work = self._workspace(conversation, counter, target)
         protected_tokens = work.overhead + sum(s.tokens for s in work.slots if s.protected)
+        if target is not None and protected_tokens > target:
+            # No strategy can meet this target. Dropping everything else would lose history
+            # and still miss it, so compact the old part as usual and say why it falls short.
+            work.target = None
         steps: list[StepReport] = []
         for reach_recent in (False, True):
-            if reach_recent and (target is None or work.fits()):
+            if reach_recent and (work.target is None or work.fits()):
                 break
             work.reach_recent = reach_recent
             for strategy in self.config.strategies:
                 if work.fits():
                     break
                 steps.append(strategy.apply(work))
-
+        work.target = target
         if not work.fits() and not any(
             work.compactable(i) and not s.message.is_summary for i, s in enumerate(work.slots)
         ):
