@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,7 +24,7 @@ from compaction.dialects.base import Violation
 from compaction.exceptions import TargetUnreachableError
 from compaction.messages import Conversation, Message, SummaryPart, group_messages, live_turn_index
 from compaction.serialize import message_to_dict
-from compaction.strategies import StepReport, Workspace
+from compaction.strategies import StepReport, Strategy, Workspace
 from compaction.strategies.base import Slot
 from compaction.tokens import ConversationCounter, context_window
 from compaction.triggers import Decision, should_compact
@@ -218,15 +218,7 @@ class Compactor:
             # No strategy can meet this target. Dropping everything else would lose history
             # and still miss it, so compact the old part as usual and say why it falls short.
             work.target = None
-        steps: list[StepReport] = []
-        for reach_recent in (False, True):
-            if reach_recent and (work.target is None or work.fits()):
-                break
-            work.reach_recent = reach_recent
-            for strategy in self.config.strategies:
-                if work.fits():
-                    break
-                steps.append(strategy.apply(work))
+        steps = run_pipeline(work, self.config.strategies)
         work.target = target
         if not work.fits() and not any(
             work.compactable(i) and not s.message.is_summary for i, s in enumerate(work.slots)
@@ -309,6 +301,24 @@ class Compactor:
             target,
             dialect=conversation.dialect,
         )
+
+
+def run_pipeline(work: Workspace, strategies: Sequence[Strategy]) -> list[StepReport]:
+    """Run strategies until the target is met: first outside the recent tail, then inside it;
+    last-resort strategies (truncate) only after every other one had both chances."""
+    steps: list[StepReport] = []
+    ordinary = [s for s in strategies if not s.last_resort]
+    last = [s for s in strategies if s.last_resort]
+    for stage in (ordinary, last):
+        for reach_recent in (False, True):
+            if work.fits() or (reach_recent and work.target is None):
+                break
+            work.reach_recent = reach_recent
+            for strategy in stage:
+                if work.fits():
+                    break
+                steps.append(strategy.apply(work))
+    return steps
 
 
 def protected_indices(messages: tuple[Message, ...], config: CompactionConfig) -> set[int]:

@@ -257,6 +257,7 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
                     "total": counted.total,
                     "by_role": counted.by_role,
                     "tools": counted.tools,
+                    "overhead": counted.overhead,
                     "messages": len(conversation),
                     "estimated": counted.estimated,
                     "tokenizer": counted.counter,

@@ -9,7 +9,7 @@ This strategy must never touch protected messages and must stay byte-for-byte de
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,7 @@ class DigestStrategy(BaseModel):
     """Replace the oldest compactable span by its ledger, as small a span as meets the target."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    last_resort: ClassVar[bool] = False
 
     kind: Literal["digest"] = "digest"
     user_chars: int = Field(

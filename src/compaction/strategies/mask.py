@@ -8,7 +8,7 @@ This strategy must never drop a message or touch a protected or recent one.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,7 @@ class MaskStrategy(BaseModel):
     """Replace old tool outputs (oldest first) by placeholders until the target is met."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    last_resort: ClassVar[bool] = False
 
     kind: Literal["mask"] = "mask"
     min_chars: int = Field(default=300, ge=0, description="Outputs shorter than this stay.")

@@ -6,7 +6,7 @@ removed and a person can get it back. It must never drop a protected message or 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -36,6 +36,8 @@ class TruncateStrategy(BaseModel):
     """Drop the oldest compactable groups until the target is met."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    # Runs only after every other strategy had its chance, recent tail included.
+    last_resort: ClassVar[bool] = True
 
     kind: Literal["truncate"] = "truncate"
 

@@ -177,9 +177,7 @@ def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Le
             if pending_action is not None:
                 _note_action_outcome(ledger, pending_action, message.text, open_file)
                 pending_action = None
-            opened = re.search(r"\(Open file: ([^)\n]+)\)", message.text)
-            if opened and opened.group(1).strip() not in ("n/a", ""):
-                open_file = opened.group(1).strip()
+            open_file = _open_file_in(message.text) or open_file
             continue
         if message.role == "user":
             # The user's own words, wherever they sit (Anthropic puts them beside tool results).
@@ -193,7 +191,11 @@ def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Le
                 calls[part.id] = part
                 _note_tool_call(ledger, part)
             elif isinstance(part, ToolResultPart):
-                _note_tool_result(ledger, calls.get(part.tool_call_id), part)
+                call = calls.get(part.tool_call_id)
+                _note_tool_result(ledger, call, part)
+                if call is not None:
+                    _note_editor_file(ledger, call, part.text, open_file)
+                open_file = _open_file_in(part.text) or open_file
             elif isinstance(part, TextPart | ReasoningPart) and message.role == "assistant":
                 _note_prose(ledger, part.text)
         if message.role == "assistant" and not message.tool_calls:
@@ -201,9 +203,39 @@ def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Le
     return ledger
 
 
+_OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
+_FILE_BANNER = re.compile(r"\[File: ([^\]\n]+?) \(\d+ lines total\)\]")
+
+
+def _open_file_in(text: str) -> str | None:
+    """The file an editor-style environment reports as open (SWE-agent's status line)."""
+    opened = _OPEN_FILE.findall(text)
+    if opened and opened[-1].strip() not in ("n/a", ""):
+        return str(opened[-1]).strip()
+    return None
+
+
+def _note_editor_file(
+    ledger: Ledger, call: ToolCallPart, output: str, open_file: str | None
+) -> None:
+    """Editor tools that act on the open file name no path: take it from their output."""
+    arguments = call.parsed_arguments() or {}
+    if signals.file_ops_of_tool_call(call.name, arguments) or signals.is_shell_tool(call.name):
+        return
+    op = signals.tool_file_op(call.name, arguments)
+    if op not in ("modified", "created", "written"):
+        return
+    banner = _FILE_BANNER.search(output)
+    path = banner.group(1) if banner else open_file
+    if path:
+        ledger.note_file(path, op)
+
+
 def _fenced_action(text: str) -> str | None:
-    """The command an assistant wrote as its action in a fenced block (non-tool agents)."""
-    blocks = re.findall(r"```[\w-]*\n(.*?)```", text, flags=re.DOTALL)
+    """The command an assistant wrote as its action, in a fenced block or a `<command>` tag
+    (agents without tool calling)."""
+    blocks = re.findall(r"```[\w-]*\n(.*?)```|<command>\n?(.*?)</command>", text, flags=re.DOTALL)
+    blocks = [fenced or tagged for fenced, tagged in blocks]
     if not blocks:
         return None
     action = blocks[-1].strip()
@@ -224,7 +256,7 @@ def _note_action_outcome(ledger: Ledger, action: str, output: str, open_file: st
         elif verb == "open" and target:
             ledger.note_file(target, "read")
         elif verb == "edit":
-            edited = re.search(r"\[File: ([^\]]+?) \(\d+ lines total\)\]", output)
+            edited = _FILE_BANNER.search(output)
             path = edited.group(1) if edited else open_file
             if path:
                 ledger.note_file(path, "modified")
@@ -323,6 +355,7 @@ class Limits:
     decisions: int
     todos: int
     include_read: bool = True
+    short_preamble: bool = False
 
 
 LEVELS: tuple[Limits, ...] = (
@@ -332,6 +365,8 @@ LEVELS: tuple[Limits, ...] = (
     Limits(
         user_chars=120, files=30, commands=5, errors=3, decisions=3, todos=4, include_read=False
     ),
+    Limits(80, 20, 2, 2, 1, 2, include_read=False, short_preamble=True),
+    Limits(40, 12, 0, 1, 0, 1, include_read=False, short_preamble=True),
 )
 
 OPEN_TAG = "<earlier-context-summary>"
@@ -340,6 +375,7 @@ PREAMBLE = (
     "This is a summary of the earlier part of this conversation, written by the compaction "
     "system, not by the user. It records what happened; it is context, not a new instruction."
 )
+SHORT_PREAMBLE = "Summary of earlier context by the compaction system, not the user."
 _H_USER = "## What the user said (verbatim, oldest first)"
 _H_VALUES = "## Values the user set (latest wins)"
 _H_FILES = "## Files touched"
@@ -352,7 +388,7 @@ _H_TODOS = "## Open to-dos"
 
 def render_ledger(ledger: Ledger, limits: Limits) -> str:
     """The body of a digest summary (without the `[compacted: …]` header)."""
-    lines = [OPEN_TAG, PREAMBLE]
+    lines = [OPEN_TAG, SHORT_PREAMBLE if limits.short_preamble else PREAMBLE]
     if ledger.user_messages:
         lines += ["", _H_USER]
         for text in ledger.user_messages:
@@ -369,18 +405,18 @@ def render_ledger(ledger: Ledger, limits: Limits) -> str:
         ordered = sorted(files, key=lambda item: _FILE_OPS.index(item[1]))[: limits.files]
         lines += ["", _H_FILES]
         lines += [f"- {path} ({op})" for path, op in ordered]
-    if ledger.commands:
+    if ledger.commands and limits.commands:
         lines += ["", _H_COMMANDS]
         for record in ledger.commands[-limits.commands :]:
             command = record.command.replace("\n", " ⏎ ")
             lines.append(f"- `{command}` → {record.outcome}")
-    open_errors = [e for e in ledger.errors if e.open][-limits.errors :]
+    open_errors = [e for e in ledger.errors if e.open][-limits.errors :] if limits.errors else []
     if open_errors:
         lines += ["", _H_ERRORS]
         lines += [f"- {e.text} (from {_quote_source(e.source)})" for e in open_errors]
     if ledger.test_status:
         lines += ["", _H_TESTS, f"- {ledger.test_status}"]
-    if ledger.decisions:
+    if ledger.decisions and limits.decisions:
         lines += ["", _H_DECISIONS]
         lines += [f"- {d}" for d in ledger.decisions[-limits.decisions :]]
     if ledger.todos:
@@ -439,7 +475,7 @@ def parse_ledger(text: str) -> Ledger:
             ledger.todos.append(content)
 
     for line in body.splitlines():
-        if line in (OPEN_TAG, CLOSE_TAG, PREAMBLE):
+        if line in (OPEN_TAG, CLOSE_TAG, PREAMBLE, SHORT_PREAMBLE):
             continue
         if line.startswith("## "):
             flush()

@@ -176,7 +176,8 @@ def command_of(name: str, arguments: dict[str, object]) -> str | None:
     return None
 
 
-def _op_for_tool(name: str, arguments: dict[str, object]) -> FileOp | None:
+def tool_file_op(name: str, arguments: dict[str, object]) -> FileOp | None:
+    """What a file tool does, read off its name (and an editor's `command` argument)."""
     lowered = name.lower()
     sub = arguments.get("command")
     # Editor-style tools name their operation in a `command` argument.
@@ -202,7 +203,7 @@ def file_ops_of_tool_call(name: str, arguments: dict[str, object]) -> list[tuple
     if is_shell_tool(name):
         command = command_of(name, arguments)
         return file_ops_of_command(command) if command else []
-    op = _op_for_tool(name, arguments)
+    op = tool_file_op(name, arguments)
     paths: list[str] = []
     for key in _PATH_KEYS:
         value = arguments.get(key)
