@@ -1,1 +1,117 @@
-"""compaction."""
+"""compaction: keep an LLM agent inside its context window without losing what matters.
+
+    from compaction import Compactor, CompactionConfig
+    from compaction.dialects import OPENAI
+
+    conversation = OPENAI.decode(request_body)
+    result = Compactor(CompactionConfig(token_threshold=100_000, max_tokens=60_000)).compact(
+        conversation
+    )
+    request_body = OPENAI.encode(result.conversation)
+
+Internals live in the submodules; this module re-exports the public surface.
+"""
+
+from __future__ import annotations
+
+from compaction.compactor import CompactionResult, Compactor, Receipt
+from compaction.config import CompactionConfig, PinRules
+from compaction.dialects import (
+    ANTHROPIC,
+    OPENAI,
+    TRAJ,
+    Dialect,
+    Violation,
+    decode_any,
+    detect_dialect,
+    get_dialect,
+)
+from compaction.exceptions import (
+    CompactionError,
+    ConfigError,
+    DecodeError,
+    InputError,
+    TargetUnreachableError,
+    TokenizerUnavailableError,
+    TranscriptInvalidError,
+)
+from compaction.messages import (
+    Conversation,
+    Group,
+    ImagePart,
+    Message,
+    Part,
+    ReasoningPart,
+    Role,
+    SummaryPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    group_messages,
+)
+from compaction.strategies import (
+    DigestStrategy,
+    MaskStrategy,
+    Strategy,
+    TruncateStrategy,
+)
+from compaction.tokens import (
+    ConversationCounter,
+    TokenCount,
+    TokenCounter,
+    context_window,
+    counter_for_model,
+)
+from compaction.triggers import Decision, should_compact
+
+__all__ = [  # noqa: RUF022 (grouped by topic)
+    # compaction
+    "Compactor",
+    "CompactionConfig",
+    "CompactionResult",
+    "Decision",
+    "PinRules",
+    "Receipt",
+    "should_compact",
+    # strategies
+    "DigestStrategy",
+    "MaskStrategy",
+    "Strategy",
+    "TruncateStrategy",
+    # conversation model
+    "Conversation",
+    "Group",
+    "ImagePart",
+    "Message",
+    "Part",
+    "ReasoningPart",
+    "Role",
+    "SummaryPart",
+    "TextPart",
+    "ToolCallPart",
+    "ToolResultPart",
+    "group_messages",
+    # dialects
+    "ANTHROPIC",
+    "OPENAI",
+    "TRAJ",
+    "Dialect",
+    "Violation",
+    "decode_any",
+    "detect_dialect",
+    "get_dialect",
+    # tokens
+    "ConversationCounter",
+    "TokenCount",
+    "TokenCounter",
+    "context_window",
+    "counter_for_model",
+    # errors
+    "CompactionError",
+    "ConfigError",
+    "DecodeError",
+    "InputError",
+    "TargetUnreachableError",
+    "TokenizerUnavailableError",
+    "TranscriptInvalidError",
+]

@@ -11,13 +11,11 @@ This module must never know a wire format; token costs come from the injected `m
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from compaction.messages import Group, Message, SummaryPart, group_messages
-from compaction.serialize import message_to_dict
 
 
 @dataclass
@@ -51,10 +49,19 @@ class StepReport:
 
 def handle_for(message: Message) -> str:
     """A stable handle for an original message: the same content always gets the same one."""
-    digest = hashlib.sha256(
-        json.dumps(message_to_dict(message), sort_keys=True, ensure_ascii=False).encode()
-    ).hexdigest()
-    return f"m-{digest[:12]}"
+    key = _HANDLES.get(id(message))
+    if key is not None and key[0] is message:
+        return key[1]
+    # repr covers every field, provider data included, and is deterministic for equal input.
+    handle = "m-" + hashlib.sha256(repr(message).encode()).hexdigest()[:12]
+    if len(_HANDLES) > 100_000:
+        _HANDLES.clear()
+    _HANDLES[id(message)] = (message, handle)
+    return handle
+
+
+# Holding the message keeps its id from being reused while the entry lives.
+_HANDLES: dict[int, tuple[Message, str]] = {}
 
 
 @dataclass

@@ -90,9 +90,28 @@ class DigestStrategy(BaseModel):
     def _choose_stop(self, work: Workspace, run: list[Group]) -> int:
         """The end of the shortest prefix of `run` whose digest meets the target (all of it when
         none does, or when there is no target)."""
-        if work.target is None or self._cost(work, run, len(run)) > work.target:
+        if work.target is None:
             return run[-1].stop
-        low, high = 1, len(run)
+        start = run[0].start
+        full = self._cost(work, run, len(run))
+        if full > work.target:
+            return run[-1].stop
+        # Bracket the answer by arithmetic before extracting anything again: a prefix must
+        # remove at least the excess (low), and removing the excess plus the whole run's
+        # digest is almost always enough (high), since a shorter span digests shorter.
+        full_digest = full - (work.total() - work.span_tokens(start, run[-1].stop))
+        excess = work.total() - work.target
+        removed = 0
+        low = high = len(run)
+        for k, group in enumerate(run, start=1):
+            removed += work.span_tokens(group.start, group.stop)
+            if low == len(run) and removed >= excess:
+                low = k
+            if removed >= excess + full_digest:
+                high = k
+                break
+        if self._cost(work, run, high) > work.target:
+            low, high = high + 1, len(run)
         while low < high:
             middle = (low + high) // 2
             if self._cost(work, run, middle) <= work.target:

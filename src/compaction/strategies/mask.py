@@ -60,7 +60,7 @@ class MaskStrategy(BaseModel):
         for part in message.parts:
             if isinstance(part, ToolResultPart) and self._worth_masking(part):
                 call = calls.get(part.tool_call_id)
-                text = self.placeholder(part, call)
+                text = self.placeholder(part, call, handle_for(message))
                 parts.append(
                     ToolResultPart(
                         part.tool_call_id,
@@ -89,9 +89,9 @@ class MaskStrategy(BaseModel):
         has_image = any(isinstance(p, ImagePart) for p in part.content)
         return has_image or len(text) >= self.min_chars
 
-    def placeholder(self, part: ToolResultPart, call: ToolCallPart | None) -> str:
+    def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:
+        """The text standing in for `part`; `handle` names the archived original message."""
         text = part.text
-        original = Message("tool", (part,))
         outcome, errors = signals.outcome_of(text, is_error=part.is_error)
         lines = text.count("\n") + 1 if text else 0
         images = sum(1 for p in part.content if isinstance(p, ImagePart))
@@ -109,7 +109,7 @@ class MaskStrategy(BaseModel):
             if target:
                 what += f" `{target if len(target) <= 100 else target[:97] + '...'}`"
         size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
-        head = f"{MASK_PREFIX} {what}; {size}; {outcome}; original kept as {handle_for(original)}]"
+        head = f"{MASK_PREFIX} {what}; {size}; {outcome}; original kept as {handle}]"
         detail = [f"! {e}" for e in errors[: self.max_error_lines]]
         status = signals.test_summary(text)
         if status:

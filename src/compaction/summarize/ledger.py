@@ -11,6 +11,7 @@ byte-for-byte deterministic.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -207,6 +208,7 @@ _OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 _FILE_BANNER = re.compile(r"\[File: ([^\]\n]+?) \(\d+ lines total\)\]")
 
 
+@functools.lru_cache(maxsize=4096)
 def _open_file_in(text: str) -> str | None:
     """The file an editor-style environment reports as open (SWE-agent's status line)."""
     opened = _OPEN_FILE.findall(text)
@@ -219,9 +221,9 @@ def _note_editor_file(
     ledger: Ledger, call: ToolCallPart, output: str, open_file: str | None
 ) -> None:
     """Editor tools that act on the open file name no path: take it from their output."""
-    arguments = call.parsed_arguments() or {}
-    if signals.file_ops_of_tool_call(call.name, arguments) or signals.is_shell_tool(call.name):
+    if _call_file_ops(call.name, call.arguments) or signals.is_shell_tool(call.name):
         return
+    arguments = call.parsed_arguments() or {}
     op = signals.tool_file_op(call.name, arguments)
     if op not in ("modified", "created", "written"):
         return
@@ -270,9 +272,21 @@ def _note_action_outcome(ledger: Ledger, action: str, output: str, open_file: st
         ledger.test_status = f"{status} (`{first[:120]}`)"
 
 
+@functools.lru_cache(maxsize=4096)
+def _call_file_ops(name: str, arguments: str) -> tuple[tuple[str, str], ...]:
+    call = ToolCallPart("", name, arguments)
+    return tuple(signals.file_ops_of_tool_call(name, call.parsed_arguments() or {}))
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_command(name: str, arguments: str) -> str | None:
+    if not signals.is_shell_tool(name):
+        return None
+    return signals.command_of(name, ToolCallPart("", name, arguments).parsed_arguments() or {})
+
+
 def _note_tool_call(ledger: Ledger, call: ToolCallPart) -> None:
-    arguments = call.parsed_arguments() or {}
-    for path, op in signals.file_ops_of_tool_call(call.name, arguments):
+    for path, op in _call_file_ops(call.name, call.arguments):
         ledger.note_file(path, op)
 
 
@@ -280,7 +294,7 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
     text = result.text
     if text.startswith("[tool output masked:"):
         # Already masked: the placeholder keeps the error lines; read them back.
-        errors = [line[2:] for line in text.splitlines()[1:] if line.startswith("! ")]
+        errors = tuple(line[2:] for line in text.splitlines()[1:] if line.startswith("! "))
         outcome = "error" if errors else "ok"
     else:
         outcome, errors = signals.outcome_of(text, is_error=result.is_error)
@@ -288,8 +302,7 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
         for error in errors:
             ledger.note_error(error, "an earlier tool call")
         return
-    arguments = call.parsed_arguments() or {}
-    command = signals.command_of(call.name, arguments)
+    command = _call_command(call.name, call.arguments)
     if command is not None:
         shown = command if len(command) <= 200 else command[:197] + "..."
         ledger.note_command(shown, outcome, errors)
@@ -297,7 +310,7 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
         if status:
             ledger.test_status = f"{status} (`{shown[:120]}`)"
         return
-    source = f"{call.name}({_short_arguments(arguments)})"
+    source = f"{call.name}({_short_arguments(call.parsed_arguments() or {})})"
     if outcome == "ok":
         for record in ledger.errors:
             if record.source == source:
@@ -315,13 +328,13 @@ def _short_arguments(arguments: dict[str, object]) -> str:
 
 
 def _note_prose(ledger: Ledger, text: str) -> None:
-    for sentence in signals.sentences(text):
+    for sentence, todo, done, decision in signals.prose_signals(text):
         clipped = sentence if len(sentence) <= 300 else sentence[:297] + "..."
-        if signals.is_todo(sentence):
+        if todo:
             ledger.note_todo(clipped)
-        elif signals.is_done(sentence):
+        elif done:
             ledger.close_todos(sentence)
-        if signals.is_decision(sentence) and clipped not in ledger.decisions:
+        if decision and clipped not in ledger.decisions:
             ledger.decisions.append(clipped)
 
 

@@ -7,27 +7,69 @@ functions must never see a wire format or a token count.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Iterator
+
+# Compaction re-reads the same tool outputs and prose on every pass (the digest tries several
+# span lengths; an agent compacts again a few turns later): the pure readers below are cached.
+_CACHE_SIZE = 4096
 
 # --- tool output -------------------------------------------------------------------------
 
 _ERROR_LINE = re.compile(
     r"""^\s*(?:
-        (?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure|Warning)\b(?::|\s*$)  # Python-style
+        (?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure)\b(?::|\s*$)  # Python-style
       | E\s{2,}\S                                   # pytest assertion detail
       | FAILED\s+\S                                 # pytest failed test id
       | ERROR\s*[:\s]\s*\S                          # generic ERROR lines
       | (?:error|fatal|panic)(?:\[\w+\])?:\s         # compilers, git, rust, go
       | npm\s+ERR!                                  # npm
       | Segmentation\ fault
-      | (?:.*:\d+:\d*:?\s*)?error\b:?               # file:line: error
-      | .*\b(?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)\b
+      | [^\s:]+:\d+(?::\d+)?:\s*(?:fatal\ )?error\b   # file:line[:col]: error
       | Traceback\ \(most\ recent\ call\ last\)
     )""",
     re.VERBOSE,
 )
+_ERROR_ANYWHERE = re.compile(r"command not found|No such file or directory|Permission denied")
+# Every error line contains one of these (lower-cased); finding them with `str.find` first
+# spares a regex over every line of large outputs.
+_ERROR_HINTS = (
+    "error",
+    "exception",
+    "failure",
+    "failed",
+    "fatal",
+    "panic",
+    "segmentation",
+    "not found",
+    "no such file",
+    "permission denied",
+    "err!",
+    "e  ",
+)
+
+
+def _hinted_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line holding an error hint, in order."""
+    lowered = text.lower()
+    starts: set[int] = set()
+    for hint in _ERROR_HINTS:
+        position = lowered.find(hint)
+        while position != -1:
+            starts.add(lowered.rfind("\n", 0, position) + 1)
+            following = lowered.find("\n", position)
+            if following == -1:
+                break
+            position = lowered.find(hint, following)
+    spans = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        spans.append((start, len(text) if end == -1 else end))
+    return spans
+
+
 _TRACEBACK = "Traceback (most recent call last)"
 _EXIT = re.compile(
     r"(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|return\s*code|returncode|exit_code)"
@@ -52,17 +94,14 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
     """
     found: list[str] = []
     seen: set[str] = set()
-    lines = text.splitlines()
-    for i, raw in enumerate(lines):
-        line = raw.strip()
+    for start, end in _hinted_lines(text):
+        line = text[start:end].strip()
         if not line or line.startswith(_TRACEBACK):
             continue
-        if not _ERROR_LINE.match(line):
+        if not (_ERROR_LINE.match(line) or _ERROR_ANYWHERE.search(line)):
             continue
         # Frames and source lines of a traceback are not errors of their own.
         if line.startswith(('File "', "^")):
-            continue
-        if line.lower().startswith("warning") and i + 1 < len(lines):
             continue
         clipped = line[:200]
         if clipped not in seen:
@@ -81,13 +120,20 @@ def exit_status(text: str, *, is_error: bool = False) -> int | None:
     return 1 if is_error else None
 
 
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def test_summary(text: str) -> str | None:
     """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`)."""
     tail = text[-4000:]
-    summaries = [m.group(1) for m in _TEST_SUMMARY.finditer(tail)]
-    summaries = [s for s in summaries if re.search(r"passed|failed|error", s, re.I)]
-    if summaries:
-        return summaries[-1]
+    # Only the line holding the last count word can hold the last summary.
+    last = max(tail.rfind(" passed"), tail.rfind(" failed"), tail.rfind(" error"))
+    if last >= 0:
+        start = tail.rfind("\n", 0, last) + 1
+        end = tail.find("\n", last)
+        line = tail[start : len(tail) if end == -1 else end]
+        summaries = [m.group(1) for m in _TEST_SUMMARY.finditer(line)]
+        summaries = [s for s in summaries if re.search(r"passed|failed|error", s, re.I)]
+        if summaries:
+            return summaries[-1]
     ran = _TESTS_RAN.search(tail)
     if ran:
         result = _UNITTEST_RESULT.search(tail)
@@ -96,9 +142,10 @@ def test_summary(text: str) -> str | None:
     return None
 
 
-def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, list[str]]:
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ...]]:
     """A one-word outcome (`ok`, `failed`, `exit N`) and the error lines behind it."""
-    errors = error_lines(text)
+    errors = tuple(error_lines(text))
     status = exit_status(text, is_error=is_error)
     summary = test_summary(text)
     if status is not None and status != 0:
@@ -109,7 +156,7 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, list[str]]:
         return "error", errors
     if errors and status is None and any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
-    return "ok", []
+    return "ok", ()
 
 
 # --- file operations ----------------------------------------------------------------------
@@ -176,6 +223,18 @@ def command_of(name: str, arguments: dict[str, object]) -> str | None:
     return None
 
 
+_OP_PATTERNS: tuple[tuple[re.Pattern[str], FileOp], ...] = tuple(
+    (re.compile(r"(?:^|[^a-z])(?:" + "|".join(words) + ")"), op)
+    for words, op in (
+        (_DELETE_WORDS, "deleted"),
+        (_CREATE_WORDS, "created"),
+        (_MODIFY_WORDS, "modified"),
+        (_WRITE_WORDS, "written"),
+        (_READ_WORDS, "read"),
+    )
+)
+
+
 def tool_file_op(name: str, arguments: dict[str, object]) -> FileOp | None:
     """What a file tool does, read off its name (and an editor's `command` argument)."""
     lowered = name.lower()
@@ -183,14 +242,8 @@ def tool_file_op(name: str, arguments: dict[str, object]) -> FileOp | None:
     # Editor-style tools name their operation in a `command` argument.
     if isinstance(sub, str) and not is_shell_tool(name):
         lowered = f"{lowered} {sub.lower()}"
-    for words, op in (
-        (_DELETE_WORDS, "deleted"),
-        (_CREATE_WORDS, "created"),
-        (_MODIFY_WORDS, "modified"),
-        (_WRITE_WORDS, "written"),
-        (_READ_WORDS, "read"),
-    ):
-        if any(re.search(rf"(^|[^a-z]){w}", lowered) for w in words):
+    for pattern, op in _OP_PATTERNS:
+        if pattern.search(lowered):
             return op
     return None
 
@@ -202,7 +255,7 @@ def file_ops_of_tool_call(name: str, arguments: dict[str, object]) -> list[tuple
     """
     if is_shell_tool(name):
         command = command_of(name, arguments)
-        return file_ops_of_command(command) if command else []
+        return list(file_ops_of_command(command)) if command else []
     op = tool_file_op(name, arguments)
     paths: list[str] = []
     for key in _PATH_KEYS:
@@ -235,7 +288,8 @@ def _split_commands(command: str) -> Iterator[list[str]]:
             yield piece.split()
 
 
-def file_ops_of_command(command: str) -> list[tuple[str, FileOp]]:
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
     """Files a shell command evidently touched: `rm`, `touch`, `mv`, `sed -i`, redirections."""
     ops: list[tuple[str, FileOp]] = []
     for redirect in re.finditer(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>]+)", command):
@@ -264,7 +318,7 @@ def file_ops_of_command(command: str) -> list[tuple[str, FileOp]]:
             ops.extend((p, "read") for p in paths)
         elif program in _SHELL_RUNNERS:
             ops.extend((p, "read") for p in paths[:1])
-    return ops
+    return tuple(ops)
 
 
 # --- prose --------------------------------------------------------------------------------
@@ -331,6 +385,12 @@ _CONSTRAINT = re.compile(
          can't|cannot|please|important|constraint|careful|stick\s+to|leave)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def prose_signals(text: str) -> tuple[tuple[str, bool, bool, bool], ...]:
+    """Each sentence of assistant prose with (is_todo, is_done, is_decision)."""
+    return tuple((s, is_todo(s), is_done(s), is_decision(s)) for s in sentences(text))
 
 
 def is_decision(sentence: str) -> bool:

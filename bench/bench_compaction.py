@@ -1,0 +1,114 @@
+"""Benchmarks for the compactor (DESIGN.md §7), as ratios against baselines measured in the
+same run:
+
+1. `should_compact` after appending one message to a ~150k-token conversation, the counter
+   warm (what an agent pays before each call). Baseline: counting the conversation cold.
+   Budget: ≤ 1 ms.
+2. Deterministic compaction (mask → digest → truncate) of that conversation to 15% of its
+   tokens, the counter warm. Baseline: one raw tiktoken `encode` of all its text.
+   Budget: ≤ 50 ms.
+
+The conversation is a generated coding-agent session (`compaction.eval.generate`). Timings
+are medians of repeated runs with the garbage collector paused. Never reaches the network.
+Run standalone: `python bench/bench_compaction.py`.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from compaction import CompactionConfig, Compactor
+from compaction.dialects import OPENAI
+from compaction.eval.generate import generate_session
+from compaction.messages import Conversation, Message
+from compaction.tokens import TiktokenCounter, counter_for_model
+
+TARGET_TOKENS = 150_000
+SHOULD_COMPACT_BUDGET_MS = 1.0
+COMPACT_BUDGET_MS = 50.0
+
+
+def build_conversation() -> Conversation:
+    return OPENAI.decode(generate_session(7, target_tokens=int(TARGET_TOKENS * 1.2)).payload)
+
+
+def _median_ms(action: Callable[[], object], repeat: int) -> float:
+    samples = []
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            action()
+            samples.append((time.perf_counter() - start) * 1000)
+    finally:
+        gc.enable()
+    return statistics.median(samples)
+
+
+def _all_text(conversation: Conversation) -> str:
+    chunks = []
+    for message in conversation:
+        chunks.append(message.text)
+        chunks.extend(c.arguments for c in message.tool_calls)
+        chunks.extend(r.text for r in message.tool_results)
+    return "\n".join(chunks)
+
+
+def run(repeat: int = 21) -> list[dict[str, Any]]:
+    conversation = build_conversation()
+    config = CompactionConfig(token_threshold=10**7, model="gpt-4o")
+    compactor = Compactor(config)
+    tokens = compactor.count(conversation)
+
+    def cold_count() -> int:
+        return Compactor(config).count(conversation)
+
+    cold_ms = _median_ms(cold_count, 5)
+    appended = [
+        conversation.append(Message.text_message("user", f"Next step {i}: run the tests again."))
+        for i in range(repeat)
+    ]
+    queue = iter(appended)
+    check_ms = _median_ms(lambda: compactor.should_compact(next(queue)), repeat)
+
+    target = int(tokens * 0.15)
+    result = compactor.compact(conversation, target_tokens=target)
+    compact_ms = _median_ms(lambda: compactor.compact(conversation, target_tokens=target), 9)
+    counter = counter_for_model("gpt-4o")
+    text = _all_text(conversation)
+    encoding = counter.encoding if isinstance(counter, TiktokenCounter) else None
+    encode_ms = _median_ms(lambda: encoding.encode(text) if encoding else None, 5)
+    return [
+        {
+            "name": f"should_compact after one append ({tokens:,} tokens, {len(conversation)} msgs)",
+            "value": round(check_ms, 3),
+            "unit": "ms",
+            "baseline_name": "cold count of the same conversation",
+            "baseline_value": round(cold_ms, 3),
+            "ratio": round(check_ms / cold_ms, 4),
+            "budget": f"≤ {SHOULD_COMPACT_BUDGET_MS} ms",
+            "ok": check_ms <= SHOULD_COMPACT_BUDGET_MS,
+        },
+        {
+            "name": (
+                f"compact to 15% ({tokens:,} → {result.receipt.tokens_after:,} tokens, "
+                f"{result.receipt.status})"
+            ),
+            "value": round(compact_ms, 3),
+            "unit": "ms",
+            "baseline_name": "raw tiktoken encode of all its text",
+            "baseline_value": round(encode_ms, 3),
+            "ratio": round(compact_ms / encode_ms, 3) if encode_ms else None,
+            "budget": f"≤ {COMPACT_BUDGET_MS:g} ms",
+            "ok": compact_ms <= COMPACT_BUDGET_MS and result.receipt.status == "compacted",
+        },
+    ]
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(row)
