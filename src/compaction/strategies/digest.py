@@ -53,8 +53,9 @@ class DigestStrategy(BaseModel):
             work.replace_span(start, stop, [digest_message(ledger, count, self._level(0))])
             made.append((start, ledger, count))
             shift += stop - start - 1
+        # Shrinking summaries loses old facts; do it only once the recent tail had its turn.
         for level in range(1, len(LEVELS)):
-            if work.fits() or work.target is None:
+            if work.fits() or work.target is None or not work.reach_recent:
                 break
             for index, ledger, count in made:
                 work.swap(index, digest_message(ledger, count, self._level(level)))

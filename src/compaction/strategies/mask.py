@@ -111,6 +111,9 @@ class MaskStrategy(BaseModel):
         size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
         head = f"{MASK_PREFIX} {what}; {size}; {outcome}; original kept as {handle}]"
         detail = [f"! {e}" for e in errors[: self.max_error_lines]]
+        found = signals.identifiers(text, limit=6)
+        if found:
+            detail.append("ids: " + ", ".join(found))
         status = signals.test_summary(text)
         if status:
             detail.append(f"tests: {status}")

@@ -55,6 +55,8 @@ class Ledger:
     decisions: list[str] = field(default_factory=list)
     todos: list[str] = field(default_factory=list)
     values: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
     messages: int = 0
 
     # -- building ------------------------------------------------------------------------
@@ -101,6 +103,11 @@ class Ledger:
             self.values.pop(key)
             self.values[key] = (value, earlier)
 
+    def note_identifier(self, identifier: str) -> None:
+        if identifier in self.identifiers:
+            self.identifiers.remove(identifier)
+        self.identifiers.append(identifier)
+
     def note_todo(self, sentence: str) -> None:
         if sentence not in self.todos:
             self.todos.append(sentence)
@@ -129,8 +136,12 @@ class Ledger:
             decisions=[*self.decisions, *(d for d in later.decisions if d not in self.decisions)],
             todos=list(self.todos),
             values=dict(self.values),
+            notes=[*self.notes, *(n for n in later.notes if n not in self.notes)],
+            identifiers=list(self.identifiers),
             messages=self.messages + later.messages,
         )
+        for identifier in later.identifiers:
+            merged.note_identifier(identifier)
         for path, op in later.files.items():
             merged.note_file(path, op)
         for command in later.commands:
@@ -293,11 +304,18 @@ def _note_tool_call(ledger: Ledger, call: ToolCallPart) -> None:
 def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolResultPart) -> None:
     text = result.text
     if text.startswith("[tool output masked:"):
-        # Already masked: the placeholder keeps the error lines; read them back.
-        errors = tuple(line[2:] for line in text.splitlines()[1:] if line.startswith("! "))
+        # Already masked: the placeholder keeps error lines and identifiers; read them back.
+        lines = text.splitlines()[1:]
+        errors = tuple(line[2:] for line in lines if line.startswith("! "))
         outcome = "error" if errors else "ok"
+        for line in lines:
+            if line.startswith("ids: "):
+                for identifier in line[5:].split(", "):
+                    ledger.note_identifier(identifier)
     else:
         outcome, errors = signals.outcome_of(text, is_error=result.is_error)
+        for identifier in signals.identifiers(text):
+            ledger.note_identifier(identifier)
     if call is None:
         for error in errors:
             ledger.note_error(error, "an earlier tool call")
@@ -328,7 +346,7 @@ def _short_arguments(arguments: dict[str, object]) -> str:
 
 
 def _note_prose(ledger: Ledger, text: str) -> None:
-    for sentence, todo, done, decision in signals.prose_signals(text):
+    for sentence, todo, done, decision, note in signals.prose_signals(text):
         clipped = sentence if len(sentence) <= 300 else sentence[:297] + "..."
         if todo:
             ledger.note_todo(clipped)
@@ -336,6 +354,8 @@ def _note_prose(ledger: Ledger, text: str) -> None:
             ledger.close_todos(sentence)
         if decision and clipped not in ledger.decisions:
             ledger.decisions.append(clipped)
+        elif note and not todo and clipped not in ledger.notes:
+            ledger.notes.append(clipped)
 
 
 def bounded_user_text(text: str, limit: int) -> str:
@@ -369,17 +389,19 @@ class Limits:
     todos: int
     include_read: bool = True
     short_preamble: bool = False
+    notes: int = 8
+    identifiers: int = 12
 
 
+# Tighter levels drop what matters least first: files only read, command history, then
+# older decisions and notes; the user's own words shrink last.
 LEVELS: tuple[Limits, ...] = (
-    Limits(user_chars=1200, files=200, commands=40, errors=12, decisions=16, todos=16),
-    Limits(user_chars=500, files=100, commands=20, errors=8, decisions=10, todos=10),
-    Limits(user_chars=240, files=60, commands=10, errors=5, decisions=6, todos=6),
-    Limits(
-        user_chars=120, files=30, commands=5, errors=3, decisions=3, todos=4, include_read=False
-    ),
-    Limits(80, 20, 2, 2, 1, 2, include_read=False, short_preamble=True),
-    Limits(40, 12, 0, 1, 0, 1, include_read=False, short_preamble=True),
+    Limits(1200, files=200, commands=40, errors=12, decisions=16, todos=16),
+    Limits(800, files=100, commands=15, errors=8, decisions=12, todos=12, notes=6, identifiers=8),
+    Limits(500, 60, 8, 6, 10, 10, include_read=False, notes=5, identifiers=6),
+    Limits(300, 40, 4, 5, 8, 8, include_read=False, short_preamble=True, notes=4, identifiers=4),
+    Limits(200, 30, 0, 4, 6, 6, include_read=False, short_preamble=True, notes=3, identifiers=3),
+    Limits(120, 20, 0, 3, 4, 4, include_read=False, short_preamble=True, notes=2, identifiers=2),
 )
 
 OPEN_TAG = "<earlier-context-summary>"
@@ -397,6 +419,8 @@ _H_ERRORS = "## Errors still open"
 _H_TESTS = "## Latest test status"
 _H_DECISIONS = "## Decisions and plans stated by the assistant"
 _H_TODOS = "## Open to-dos"
+_H_NOTES = "## Notes by the assistant"
+_H_IDS = "## Identifiers seen in tool output"
 
 
 def render_ledger(ledger: Ledger, limits: Limits) -> str:
@@ -435,6 +459,12 @@ def render_ledger(ledger: Ledger, limits: Limits) -> str:
     if ledger.todos:
         lines += ["", _H_TODOS]
         lines += [f"- {t}" for t in ledger.todos[-limits.todos :]]
+    if ledger.notes and limits.notes:
+        lines += ["", _H_NOTES]
+        lines += [f"- {n}" for n in ledger.notes[-limits.notes :]]
+    if ledger.identifiers and limits.identifiers:
+        lines += ["", _H_IDS]
+        lines += [f"- {i}" for i in ledger.identifiers[-limits.identifiers :]]
     lines.append(CLOSE_TAG)
     return "\n".join(lines)
 
@@ -486,6 +516,10 @@ def parse_ledger(text: str) -> Ledger:
             ledger.decisions.append(content)
         elif section == _H_TODOS:
             ledger.todos.append(content)
+        elif section == _H_NOTES:
+            ledger.notes.append(content)
+        elif section == _H_IDS:
+            ledger.identifiers.append(content)
 
     for line in body.splitlines():
         if line in (OPEN_TAG, CLOSE_TAG, PREAMBLE, SHORT_PREAMBLE):

@@ -8,6 +8,7 @@ functions must never see a wire format or a token count.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import shlex
 from collections.abc import Iterator
@@ -123,7 +124,7 @@ def exit_status(text: str, *, is_error: bool = False) -> int | None:
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def test_summary(text: str) -> str | None:
     """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`)."""
-    tail = text[-4000:]
+    tail = unwrap_output(text)[-4000:]
     # Only the line holding the last count word can hold the last summary.
     last = max(tail.rfind(" passed"), tail.rfind(" failed"), tail.rfind(" error"))
     if last >= 0:
@@ -142,9 +143,36 @@ def test_summary(text: str) -> str | None:
     return None
 
 
+_STREAM_KEYS = ("stdout", "output", "result", "stderr", "error", "content", "message", "text")
+_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code")
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def unwrap_output(text: str) -> str:
+    """The plain text of a tool output that arrived wrapped in JSON, as many shells return it
+    (`{"stdout": "...", "stderr": "", "exit_code": 1}`); other text comes back unchanged."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return text
+    try:
+        data = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return text
+    if not isinstance(data, dict) or not any(k in data for k in (*_STREAM_KEYS, *_EXIT_KEYS)):
+        return text
+    pieces = [data[k] for k in _STREAM_KEYS if isinstance(data.get(k), str) and data[k]]
+    for key in _EXIT_KEYS:
+        value = data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            pieces.append(f"exit code {value}")
+            break
+    return "\n".join(pieces) if pieces else text
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ...]]:
     """A one-word outcome (`ok`, `failed`, `exit N`) and the error lines behind it."""
+    text = unwrap_output(text)
     errors = tuple(error_lines(text))
     status = exit_status(text, is_error=is_error)
     summary = test_summary(text)
@@ -321,6 +349,36 @@ def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
     return tuple(ops)
 
 
+# --- identifiers -------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(
+    r"\b(?:[a-z][a-z0-9]{1,11}_[0-9a-f]{8,40}"  # prefixed ids: req_4f2a…, acct_…
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
+    r"|[A-Z][A-Z0-9]{1,9}-\d{2,6})\b"  # ticket keys: JIRA-4821
+)
+_KEYED_IDENTIFIER = re.compile(
+    r'"(\w*(?:_id|_key|_sha|_ref|_number|Id|ID|account|_token_hint))"\s*:\s*"([^"\s]{4,80})"'
+)
+_NOT_IDENTIFIERS = {"UTF-8", "ISO-8859", "ISO-8601", "SHA-256", "SHA-512", "HTTP-11"}
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def identifiers(text: str, limit: int = 8) -> tuple[str, ...]:
+    """Identifiers in a text (`deployment_id=dep_2f…`, UUIDs, ticket keys), first seen first.
+
+    These are what a later question most often needs verbatim and a summary most often drops.
+    """
+    found: dict[str, str] = {}
+    for match in _KEYED_IDENTIFIER.finditer(text):
+        value = match.group(2)
+        found.setdefault(value, f"{match.group(1)}={value}")
+    for match in _IDENTIFIER.finditer(text):
+        value = match.group(0)
+        if value not in _NOT_IDENTIFIERS:
+            found.setdefault(value, value)
+    return tuple(found.values())[:limit]
+
+
 # --- prose --------------------------------------------------------------------------------
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
@@ -344,7 +402,8 @@ _DECISION = re.compile(
       | (?:i'll|i\s+will|we'll|let's|let\s+us|i'm\s+going\s+to|we're\s+going\s+to)\s+
         (?:go|use|keep|stick|switch|adopt|choose|pick|rely|store|implement|replace|avoid|
            move|rewrite|refactor|cache|drop|rename|split|take|prefer|leave|treat|make)\b
-      | going\s+with|go\s+with|settled?\s+on|opt(?:ed|ing)?\s+for|chose|choosing|picked
+      | going\s+with|go\s+with|settl(?:e|ed|ing)\s+on|opt(?:ed|ing)?\s+for|chose|choosing|picked
+      | (?:best|better|right|good)\s+fit|change\s+of\s+plan|scratch\s+(?:that|the|an?)\b
       | instead\s+of|rather\s+than|in\s+favou?r\s+of|switch(?:ed|ing)?\s+to
       | the\s+(?:plan|approach|fix|solution)\s+(?:is|will\s+be)|approach:|plan:
       | better\s+to|best\s+to|makes\s+more\s+sense|the\s+simplest\s+fix
@@ -360,7 +419,7 @@ _NAVIGATION = re.compile(
 _TODO = re.compile(
     r"""(?:\btodo\b|\bto-do\b|\bfixme\b
       | \bstill\s+(?:left|need|needs|to\s+do|have\s+to|pending|missing|open|outstanding|todo)
-      | \bleft\s+to\s+do\b|\bremaining\s*(?::|\bwork|\bsteps?|\bitems?)
+      | \bleft\s+to\s+do\b|\bremaining\s*(?::|\bwork|\bsteps?|\bitems?|\bafter\s+this)
       | \b(?:we|i)(?:'ll|\s+will)\s+(?:also\s+|still\s+)?need\s+to
       | \b(?:we|i)\s+(?:still\s+|also\s+)?(?:need|have)\s+to
       | \bneeds?\s+to\s+be\s+(?:done|added|updated|fixed|handled|written|wired)
@@ -388,9 +447,24 @@ _CONSTRAINT = re.compile(
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def prose_signals(text: str) -> tuple[tuple[str, bool, bool, bool], ...]:
-    """Each sentence of assistant prose with (is_todo, is_done, is_decision)."""
-    return tuple((s, is_todo(s), is_done(s), is_decision(s)) for s in sentences(text))
+def prose_signals(text: str) -> tuple[tuple[str, bool, bool, bool, bool], ...]:
+    """Each sentence of assistant prose with (is_todo, is_done, is_decision, is_note)."""
+    return tuple((s, is_todo(s), is_done(s), is_decision(s), is_note(s)) for s in sentences(text))
+
+
+_NOTE = re.compile(
+    r"""^(?:note|nb|fyi|heads[- ]up)\b[:,]?
+      | \bstill\s+(?:fails|failing|broken|errors?|crashes|red)\b
+      | \bpre-?existing\b|\bunrelated\s+to\s+(?:this|my|the)\b|\bknown\s+(?:issue|failure|bug)
+      | \bnot\s+(?:touching|fixing)\s+it\b|\bleav(?:e|ing)\s+it\s+(?:open|alone|as\s+is)
+      | \bflaky\b|\bworkaround\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def is_note(sentence: str) -> bool:
+    """A remark worth keeping: flagged as a note, a known failure, or naming an identifier."""
+    return bool(_NOTE.search(sentence)) or bool(_IDENTIFIER.search(sentence))
 
 
 def is_decision(sentence: str) -> bool:
