@@ -76,7 +76,9 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
     check_ms = _median_ms(lambda: compactor.should_compact(next(queue)), repeat)
 
     target = int(tokens * 0.15)
+    start = time.perf_counter()
     result = compactor.compact(conversation, target_tokens=target)
+    first_ms = (time.perf_counter() - start) * 1000
     compact_ms = _median_ms(lambda: compactor.compact(conversation, target_tokens=target), 9)
     counter = counter_for_model("gpt-4o")
     text = _all_text(conversation)
@@ -84,7 +86,7 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
     encode_ms = _median_ms(lambda: encoding.encode(text) if encoding else None, 5)
     return [
         {
-            "name": f"should_compact after one append ({tokens:,} tokens, {len(conversation)} msgs)",
+            "name": f"should_compact after one append ({tokens:,} tokens)",
             "value": round(check_ms, 3),
             "unit": "ms",
             "baseline_name": "cold count of the same conversation",
@@ -105,6 +107,16 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
             "ratio": round(compact_ms / encode_ms, 3) if encode_ms else None,
             "budget": f"≤ {COMPACT_BUDGET_MS:g} ms",
             "ok": compact_ms <= COMPACT_BUDGET_MS and result.receipt.status == "compacted",
+        },
+        {
+            "name": "the same, first time in the process (text readers' caches cold)",
+            "value": round(first_ms, 3),
+            "unit": "ms",
+            "baseline_name": "raw tiktoken encode of all its text",
+            "baseline_value": round(encode_ms, 3),
+            "ratio": round(first_ms / encode_ms, 3) if encode_ms else None,
+            "budget": f"≤ {COMPACT_BUDGET_MS:g} ms",
+            "ok": first_ms <= COMPACT_BUDGET_MS,
         },
     ]
 

@@ -21,7 +21,8 @@ from compaction.dialects import OPENAI
 from compaction.eval import REQUIRED_CATEGORIES, generate_session, score, text_of_payload
 from compaction.strategies import DigestStrategy, MaskStrategy, TruncateStrategy
 
-SEEDS = tuple(range(8))
+# Seeds 0-3 were read while building the digest; the benchmark scores held-out seeds only.
+SEEDS = tuple(range(100, 124))
 TARGET_RATIO = 0.15
 SESSION_TOKENS = 25_000
 PIPELINES: dict[str, tuple[Strategy, ...]] = {
@@ -37,6 +38,7 @@ def evaluate(strategies: tuple[Strategy, ...]) -> dict[str, Any]:
     overall = [0, 0]
     ratios = []
     met = 0
+    stale = 0
     lost: list[str] = []
     for seed in SEEDS:
         cued = 0.5 if seed % 2 == 0 else 0.0
@@ -49,6 +51,7 @@ def evaluate(strategies: tuple[Strategy, ...]) -> dict[str, Any]:
         ratios.append(tokens / max(result.receipt.tokens_after, 1))
         payload = OPENAI.encode(result.conversation)
         marks = score(session.facts, text_of_payload(payload))
+        stale += len(marks.stale_as_current)
         for r in marks.results:
             if not r.fact.required:
                 continue
@@ -65,6 +68,7 @@ def evaluate(strategies: tuple[Strategy, ...]) -> dict[str, Any]:
         "target_met": met,
         "sessions": len(SEEDS),
         "compression": statistics.median(ratios),
+        "stale_as_current": stale,
         "lost": lost,
     }
 
@@ -86,11 +90,19 @@ def run() -> list[dict[str, Any]]:
                 "baseline_value": total,
                 "ratio": None,
                 "budget": "≥ 90%, req 100%" if is_default else "",
-                "ok": (kept / total >= 0.9 and required_ok and result["target_met"] == len(SEEDS))
+                "ok": (
+                    kept / total >= 0.9
+                    and required_ok
+                    and result["target_met"] == len(SEEDS)
+                    and result["stale_as_current"] == 0
+                )
                 if is_default
                 else True,
-                "by_category": {c: f"{k}/{t}" for c, (k, t) in sorted(result["by_category"].items())},
+                "by_category": {
+                    c: f"{k}/{t}" for c, (k, t) in sorted(result["by_category"].items())
+                },
                 "target_met": f"{result['target_met']}/{result['sessions']}",
+                "stale_as_current": result["stale_as_current"],
                 "lost_examples": result["lost"],
             }
         )

@@ -174,3 +174,62 @@ def test_paths_and_non_paths() -> None:
     assert not signals.looks_like_path("e.g.")
     assert not signals.looks_like_path("https://example.com/x.py")
     assert not signals.looks_like_path("3.14")
+
+
+def test_json_wrapped_shell_output_is_read_as_text() -> None:
+    wrapped = json.dumps(
+        {
+            "stdout": "collecting ...\nE   KeyError: 'etag'\n1 failed, 2 passed in 0.1s",
+            "stderr": "",
+            "exit_code": 1,
+        }
+    )
+    outcome, errors = signals.outcome_of(wrapped)
+    assert outcome == "exit 1"
+    assert any("KeyError: 'etag'" in e for e in errors)
+    assert signals.test_summary(wrapped) == "1 failed, 2 passed"
+    plain_json = json.dumps({"items": [1, 2], "next": None})
+    assert signals.unwrap_output(plain_json) == plain_json
+
+
+def test_identifiers_from_json_and_prose() -> None:
+    reply = json.dumps({"deployment_id": "dep_28338044c6a6d33f", "status": "ok", "n": 3})
+    assert signals.identifiers(reply) == ("deployment_id=dep_28338044c6a6d33f",)
+    found = signals.identifiers("see JIRA-4821 and 123e4567-e89b-12d3-a456-426614174000, UTF-8")
+    assert found == ("JIRA-4821", "123e4567-e89b-12d3-a456-426614174000")
+
+
+def test_identifiers_survive_masking_into_the_digest() -> None:
+    reply = json.dumps({"request_id": "req_daa2d6ffef589c88", "rows": list(range(400))})
+    ledger = extract_ledger([call("1", "http_get", url="/api"), result("1", reply)])
+    assert ledger.identifiers == ["request_id=req_daa2d6ffef589c88"]
+    text = render_ledger(ledger, LEVELS[0])
+    assert "request_id=req_daa2d6ffef589c88" in text
+    assert parse_ledger(text).identifiers == ledger.identifiers
+
+
+def test_notes_keep_known_failures_and_identifiers_from_prose() -> None:
+    ledger = extract_ledger(
+        [
+            say(
+                "assistant",
+                "Got it, acct_5290f2bf2dac is the sandbox account. scripts/sync.py still fails "
+                "with `validation error for CohortPayload`; not caused by this work, so I'm not "
+                "touching it. Looks good otherwise.",
+            )
+        ]
+    )
+    assert any("acct_5290f2bf2dac" in n for n in ledger.notes)
+    assert any("validation error for CohortPayload" in n for n in ledger.notes)
+    assert not any("Looks good" in n for n in ledger.notes)
+
+
+def test_tighter_levels_keep_user_words_longest() -> None:
+    ledger = extract_ledger(
+        [say("user", "Never log tokens or API keys, not even at debug level.")]
+        + [say("assistant", f"I'll go with option {i} since it is simpler.") for i in range(30)]
+    )
+    sizes = [len(render_ledger(ledger, level)) for level in LEVELS]
+    assert sizes == sorted(sizes, reverse=True)
+    for level in LEVELS:
+        assert "Never log tokens or API keys" in render_ledger(ledger, level)
