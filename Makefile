@@ -10,13 +10,24 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-install: $(BIN)/python
+install: $(VENV)/.installed
+
+# Reinstalls only when the project's metadata changes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,server,dev]'
+	touch $@
+
+DEMO_OUT ?= /tmp/compaction-demo
 
 demo: install
-	$(BIN)/compaction compact examples/session.json --target-ratio 0.15 -o /tmp/compaction-demo.json --receipt /tmp/compaction-demo.receipt.json
+	@mkdir -p $(DEMO_OUT)
+	$(BIN)/compaction count examples/session.json
 	@echo
-	@echo "compacted transcript: /tmp/compaction-demo.json   receipt (with every original): /tmp/compaction-demo.receipt.json"
+	$(BIN)/compaction compact examples/session.json --target-ratio 0.15 --verbose \
+		-o $(DEMO_OUT)/session.compacted.json --receipt $(DEMO_OUT)/receipt.json
+	@echo
+	@echo "compacted transcript: $(DEMO_OUT)/session.compacted.json"
+	@echo "receipt, with every replaced original: $(DEMO_OUT)/receipt.json"
 
 test: install
 	$(BIN)/pytest -q

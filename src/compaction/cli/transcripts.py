@@ -177,6 +177,7 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
     is_flag=True,
     help="Print what would be masked, digested or dropped; write nothing.",
 )
+@click.option("-v", "--verbose", is_flag=True, help="Also print the summaries written, on stderr.")
 @user_errors
 def compact_command(
     input_path: str,
@@ -191,6 +192,7 @@ def compact_command(
     config_path: str | None,
     receipt_path: str | None,
     dry_run: bool,
+    verbose: bool,
 ) -> None:
     """Compact a transcript (OpenAI, Anthropic or SWE-agent .traj JSON; `-` for stdin).
 
@@ -232,6 +234,9 @@ def compact_command(
                 json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
             )
         click.echo(describe(receipt), err=True)
+    if verbose:
+        for summary in receipt.summaries:
+            click.echo("\n" + summary, err=True)
     if receipt.status in ("target_unreachable", "failed"):
         sys.exit(1)
 

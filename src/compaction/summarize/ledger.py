@@ -303,15 +303,19 @@ def _note_tool_call(ledger: Ledger, call: ToolCallPart) -> None:
 
 def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolResultPart) -> None:
     text = result.text
+    masked_status: str | None = None
     if text.startswith("[tool output masked:"):
         # Already masked: the placeholder keeps error lines and identifiers; read them back.
-        lines = text.splitlines()[1:]
+        head, *lines = text.splitlines()
         errors = tuple(line[2:] for line in lines if line.startswith("! "))
-        outcome = "error" if errors else "ok"
+        header = _MASK_HEADER.match(head)
+        outcome = header.group(1) if header else ("error" if errors else "ok")
         for line in lines:
             if line.startswith("ids: "):
                 for identifier in line[5:].split(", "):
                     ledger.note_identifier(identifier)
+            elif line.startswith("tests: "):
+                masked_status = line[7:]
     else:
         outcome, errors = signals.outcome_of(text, is_error=result.is_error)
         for identifier in signals.identifiers(text):
@@ -324,7 +328,7 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
     if command is not None:
         shown = command if len(command) <= 200 else command[:197] + "..."
         ledger.note_command(shown, outcome, errors)
-        status = signals.test_summary(text)
+        status = masked_status or signals.test_summary(text)
         if status:
             ledger.test_status = f"{status} (`{shown[:120]}`)"
         return
@@ -335,6 +339,9 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
                 record.open = False
     for text in errors:
         ledger.note_error(text, source)
+
+
+_MASK_HEADER = re.compile(r"^\[tool output masked: .*; ([^;]+); original kept as m-\w+\]$")
 
 
 def _short_arguments(arguments: dict[str, object]) -> str:

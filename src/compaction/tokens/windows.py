@@ -15,6 +15,7 @@ import json
 import os
 import threading
 from collections.abc import Mapping
+from typing import Any
 
 from compaction.exceptions import ConfigError
 from compaction.tokens._models import longest_prefix, model_names
@@ -76,7 +77,7 @@ DEFAULT_CONTEXT_WINDOWS: Mapping[str, int] = {
 }
 
 
-def _validated(overrides: Mapping[str, object], source: str) -> dict[str, int]:
+def _validated(overrides: Mapping[Any, object], source: str) -> dict[str, int]:
     table: dict[str, int] = {}
     for model, tokens in overrides.items():
         if not isinstance(model, str) or not model.strip():
