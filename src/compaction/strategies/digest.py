@@ -9,13 +9,24 @@ This strategy must never touch protected messages and must stay byte-for-byte de
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from compaction.messages import Group, Message, SummaryPart, summary_header
 from compaction.strategies.base import StepReport, Workspace
-from compaction.summarize.ledger import LEVELS, Ledger, Limits, extract_ledger, render_ledger
+from compaction.summarize.ledger import (
+    LEVELS,
+    Ledger,
+    LedgerBuilder,
+    Limits,
+    extract_ledger,
+    render_ledger,
+)
+
+_PROBES = 8
 
 
 def digest_message(ledger: Ledger, count: int, limits: Limits) -> Message:
@@ -38,26 +49,27 @@ class DigestStrategy(BaseModel):
 
     def apply(self, work: Workspace) -> StepReport:
         before = work.total()
-        made: list[tuple[int, Ledger, int]] = []  # (slot index, ledger, messages replaced)
+        made: list[tuple[int, list[Message], int]] = []  # (slot, span replaced, its count)
         shift = 0
         for run in work.compactable_runs():
             if work.fits():
                 break
             shifted = [Group(g.start - shift, g.stop - shift, g.pinned) for g in run]
             start = shifted[0].start
-            stop = self._choose_stop(work, shifted)
-            ledger = extract_ledger(
-                (work.slots[i].message for i in range(start, stop)), user_chars=self.user_chars
-            )
+            stop, summary = self._choose(work, shifted)
+            span = [work.slots[i].message for i in range(start, stop)]
             count = sum(work.stands_for(i) for i in range(start, stop))
-            work.replace_span(start, stop, [digest_message(ledger, count, self._level(0))])
-            made.append((start, ledger, count))
+            work.replace_span(start, stop, [summary])
+            made.append((start, span, count))
             shift += stop - start - 1
         # Shrinking summaries loses old facts; do it only once the recent tail had its turn.
+        ledgers: list[Ledger] = []
         for level in range(1, len(LEVELS)):
             if work.fits() or work.target is None or not work.reach_recent:
                 break
-            for index, ledger, count in made:
+            if not ledgers:
+                ledgers = [extract_ledger(span, user_chars=self.user_chars) for _, span, _ in made]
+            for (index, _, count), ledger in zip(made, ledgers, strict=True):
                 work.swap(index, digest_message(ledger, count, self._level(level)))
         replaced = sum(count for _, _, count in made)
         return StepReport(
@@ -67,56 +79,56 @@ class DigestStrategy(BaseModel):
     def _level(self, level: int) -> Limits:
         limits = LEVELS[level]
         if level == 0 and self.user_chars != limits.user_chars:
-            return Limits(
-                self.user_chars,
-                limits.files,
-                limits.commands,
-                limits.errors,
-                limits.decisions,
-                limits.todos,
-                limits.include_read,
-            )
+            return replace(limits, user_chars=self.user_chars)
         return limits
 
-    def _cost(self, work: Workspace, run: list[Group], k: int) -> int:
-        """Total tokens if the first `k` groups of `run` became one digest."""
-        start, stop = run[0].start, run[k - 1].stop
-        ledger = extract_ledger(
-            (work.slots[i].message for i in range(start, stop)), user_chars=self.user_chars
-        )
-        count = sum(work.stands_for(i) for i in range(start, stop))
-        summary = digest_message(ledger, count, self._level(0))
-        return work.total() - work.span_tokens(start, stop) + work.measure(summary)
-
-    def _choose_stop(self, work: Workspace, run: list[Group]) -> int:
-        """The end of the shortest prefix of `run` whose digest meets the target (all of it when
-        none does, or when there is no target)."""
-        if work.target is None:
-            return run[-1].stop
+    def _digests(
+        self, work: Workspace, run: list[Group], ks: Sequence[int]
+    ) -> dict[int, tuple[int, Message]]:
+        """For each k in `ks`: the total tokens if the first k groups of `run` became one
+        digest, and that digest. One pass over the run, whatever the number of k."""
+        wanted = set(ks)
+        builder = LedgerBuilder(user_chars=self.user_chars)
         start = run[0].start
-        full = self._cost(work, run, len(run))
-        if full > work.target:
-            return run[-1].stop
-        # Bracket the answer by arithmetic before extracting anything again: a prefix must
-        # remove at least the excess (low), and removing the excess plus the whole run's
-        # digest is almost always enough (high), since a shorter span digests shorter.
-        full_digest = full - (work.total() - work.span_tokens(start, run[-1].stop))
+        out: dict[int, tuple[int, Message]] = {}
+        count = 0
+        for k, group in enumerate(run[: max(wanted)], start=1):
+            for i in group.indices():
+                builder.add(work.slots[i].message)
+                count += work.stands_for(i)
+            if k in wanted:
+                summary = digest_message(builder.ledger, count, self._level(0))
+                cost = work.total() - work.span_tokens(start, group.stop) + work.measure(summary)
+                out[k] = (cost, summary)
+        return out
+
+    def _choose(self, work: Workspace, run: list[Group]) -> tuple[int, Message]:
+        """The end of the shortest prefix of `run` whose digest meets the target (all of it when
+        none does, or when there is no target), and that digest."""
+        whole = len(run)
+        full_cost, full = self._digests(work, run, [whole])[whole]
+        if work.target is None or full_cost > work.target:
+            return run[-1].stop, full
+        # Bracket the answer by arithmetic: a prefix must remove at least the excess (low), and
+        # removing the excess plus the whole run's digest is almost always enough (high), since
+        # a shorter span digests shorter. Then try a few prefixes in between, in one pass.
+        start = run[0].start
+        full_digest = full_cost - (work.total() - work.span_tokens(start, run[-1].stop))
         excess = work.total() - work.target
         removed = 0
-        low = high = len(run)
+        low = high = whole
         for k, group in enumerate(run, start=1):
             removed += work.span_tokens(group.start, group.stop)
-            if low == len(run) and removed >= excess:
+            if low == whole and removed >= excess:
                 low = k
             if removed >= excess + full_digest:
                 high = k
                 break
-        if self._cost(work, run, high) > work.target:
-            low, high = high + 1, len(run)
-        while low < high:
-            middle = (low + high) // 2
-            if self._cost(work, run, middle) <= work.target:
-                high = middle
-            else:
-                low = middle + 1
-        return run[low - 1].stop
+        step = max((high - low) // _PROBES, 1)
+        candidates = sorted({*range(low, high, step), high})
+        tried = self._digests(work, run, candidates)
+        for k in candidates:
+            cost, summary = tried[k]
+            if cost <= work.target:
+                return run[k - 1].stop, summary
+        return run[-1].stop, full

@@ -176,43 +176,56 @@ def is_observation(message: Message) -> bool:
 
 def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Ledger:
     """Read a span of messages into a ledger. Summaries inside the span merge in first."""
-    ledger = Ledger()
-    calls: dict[str, ToolCallPart] = {}
-    pending_action: str | None = None
-    open_file: str | None = None
+    builder = LedgerBuilder(user_chars=user_chars)
     for message in messages:
+        builder.add(message)
+    return builder.ledger
+
+
+class LedgerBuilder:
+    """Reads messages one at a time into `ledger`, so the ledger of every prefix of a span is
+    available on the way (the digest compares several prefixes in one pass)."""
+
+    def __init__(self, *, user_chars: int = 1200) -> None:
+        self.ledger = Ledger()
+        self.user_chars = user_chars
+        self._calls: dict[str, ToolCallPart] = {}
+        self._pending_action: str | None = None
+        self._open_file: str | None = None
+
+    def add(self, message: Message) -> None:
+        ledger = self.ledger
         ledger.messages += 1
         for summary in (p for p in message.parts if isinstance(p, SummaryPart)):
-            ledger = ledger.merge(parse_ledger(summary.text))
+            ledger = self.ledger = ledger.merge(parse_ledger(summary.text))
             ledger.messages += max(summary.replaced - 1, 0)
         if message.role == "user" and is_observation(message):
-            if pending_action is not None:
-                _note_action_outcome(ledger, pending_action, message.text, open_file)
-                pending_action = None
-            open_file = _open_file_in(message.text) or open_file
-            continue
+            if self._pending_action is not None:
+                _note_action_outcome(ledger, self._pending_action, message.text, self._open_file)
+                self._pending_action = None
+            self._open_file = _open_file_in(message.text) or self._open_file
+            return
         if message.role == "user":
             # The user's own words, wherever they sit (Anthropic puts them beside tool results).
             text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
             if text:
-                ledger.user_messages.append(bounded_user_text(text, user_chars))
+                ledger.user_messages.append(bounded_user_text(text, self.user_chars))
                 for key, value in signals.value_settings(text):
                     ledger.note_value(key, value)
         for part in message.parts:
             if isinstance(part, ToolCallPart):
-                calls[part.id] = part
+                self._calls[part.id] = part
                 _note_tool_call(ledger, part)
             elif isinstance(part, ToolResultPart):
-                call = calls.get(part.tool_call_id)
+                call = self._calls.get(part.tool_call_id)
                 _note_tool_result(ledger, call, part)
                 if call is not None:
-                    _note_editor_file(ledger, call, part.text, open_file)
-                open_file = _open_file_in(part.text) or open_file
+                    _note_editor_file(ledger, call, part.text, self._open_file)
+                self._open_file = _open_file_in(part.text) or self._open_file
             elif isinstance(part, TextPart | ReasoningPart) and message.role == "assistant":
                 _note_prose(ledger, part.text)
         if message.role == "assistant" and not message.tool_calls:
-            pending_action = _fenced_action(message.text)
-    return ledger
+            self._pending_action = _fenced_action(message.text)
 
 
 _OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")

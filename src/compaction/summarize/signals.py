@@ -115,7 +115,11 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
 
 def exit_status(text: str, *, is_error: bool = False) -> int | None:
     """The exit status a tool output reports, if it reports one."""
-    matches = _EXIT.findall(text[-2000:])
+    tail = text[-2000:]
+    lowered = tail.lower()
+    if "exit" not in lowered and "code" not in lowered:
+        return 1 if is_error else None
+    matches = _EXIT.findall(tail)
     if matches:
         return int(matches[-1])
     return 1 if is_error else None
@@ -356,6 +360,33 @@ _IDENTIFIER = re.compile(
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
     r"|[A-Z][A-Z0-9]{1,9}-\d{2,6})\b"  # ticket keys: JIRA-4821
 )
+# The same three shapes found from their tails, which begin with `_` or `-`: a scan for those
+# is many times faster than trying a character class at every position of a large output.
+_IDENTIFIER_TAIL = re.compile(
+    r"_[0-9a-f]{8,40}\b|-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|-\d{2,6}\b"
+)
+_IDENTIFIER_HEAD = (
+    re.compile(r"(?<![\w-])[a-z][a-z0-9]{1,11}$"),
+    re.compile(r"(?<![\w-])[0-9a-f]{8}$"),
+    re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,9}$"),
+)
+
+
+def _identifier_tokens(text: str) -> Iterator[str]:
+    for tail in _IDENTIFIER_TAIL.finditer(text):
+        token = tail.group(0)
+        if token[0] == "_":
+            head = _IDENTIFIER_HEAD[0]
+        elif len(token) > 20:
+            head = _IDENTIFIER_HEAD[1]
+        else:
+            head = _IDENTIFIER_HEAD[2]
+        start = tail.start()
+        found = head.search(text, max(start - 13, 0), start)
+        if found is not None:
+            yield found.group(0) + token
+
+
 _KEYED_IDENTIFIER = re.compile(
     r'"(\w*(?:_id|_key|_sha|_ref|_number|Id|ID|account|_token_hint))"\s*:\s*"([^"\s]{4,80})"'
 )
@@ -372,8 +403,7 @@ def identifiers(text: str, limit: int = 8) -> tuple[str, ...]:
     for match in _KEYED_IDENTIFIER.finditer(text):
         value = match.group(2)
         found.setdefault(value, f"{match.group(1)}={value}")
-    for match in _IDENTIFIER.finditer(text):
-        value = match.group(0)
+    for value in _identifier_tokens(text):
         if value not in _NOT_IDENTIFIERS:
             found.setdefault(value, value)
     return tuple(found.values())[:limit]
@@ -504,7 +534,8 @@ _VALUE_PATTERNS = (
 _KEY_STOP = {"it", "this", "that", "them", "these", "those", "sure", "everything", "things"}
 
 
-def value_settings(text: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def value_settings(text: str) -> tuple[tuple[str, str], ...]:
     """(key, value) pairs the text sets: `set the timeout to 45s`, `retries should be 5`."""
     found: list[tuple[str, str]] = []
     for sentence in sentences(text):
@@ -517,7 +548,7 @@ def value_settings(text: str) -> list[tuple[str, str]]:
                 if key in _KEY_STOP or not value or key.split(" ")[0] in _KEY_STOP:
                     continue
                 found.append((key, value))
-    return found
+    return tuple(found)
 
 
 def significant_words(sentence: str) -> set[str]:
