@@ -218,3 +218,14 @@ def test_cooldown_after_a_pass_that_cannot_get_below_the_trigger() -> None:
     assert "cooling down" in decision.reasons[0]
     grown = first.conversation.append(say("assistant", "more " * 500))
     assert compactor.should_compact(grown), "real growth ends the cooldown"
+
+
+def test_window_fraction_uses_the_registry_and_config_overrides() -> None:
+    conversation = coding_session(10)
+    tokens = Compactor().count(conversation)
+    assert Compactor(CompactionConfig(window_fraction=0.5)).window(conversation) == 128_000
+    small = CompactionConfig(window_fraction=0.5, context_windows={"gpt-4o": tokens})
+    decision = Compactor(small).should_compact(conversation)
+    assert decision
+    assert f"of the {tokens}-token window" in decision.reasons[0]
+    assert decision.target == int(int(tokens * 0.5) * 0.6)

@@ -136,13 +136,7 @@ class Compactor:
         return self.counter_for(conversation).count(conversation).total
 
     def window(self, conversation: Conversation) -> int | None:
-        model = self.config.model or conversation.model
-        if model is None:
-            return None
-        for name, size in self.config.context_windows.items():
-            if model == name or model.startswith(name):
-                return size
-        return context_window(model)
+        return context_window(self.config.model or conversation.model, self.config.context_windows)
 
     # -- deciding --------------------------------------------------------------------------
 
