@@ -81,6 +81,8 @@ def test_dry_run_lists_changes_and_writes_nothing(session_file: Path, tmp_path: 
     assert "would change:" in err
     assert "tokens" in err.split("would change:")[1]
     assert "#2 " in err or "#3 " in err
+    changes = err.split("would change:")[1]
+    assert "masked" in changes and "digested" in changes
 
 
 def test_unreachable_target_exits_1_with_reason(session_file: Path) -> None:

@@ -169,9 +169,10 @@ def test_truncate_alone_drops_oldest_and_marks_it() -> None:
 def test_every_original_is_in_the_archive() -> None:
     conversation = coding_session(15)
     result = Compactor().compact(conversation, target_tokens=2000)
-    removed = {i for i, _ in result.receipt.removed}
-    for _index, handle in result.receipt.removed:
-        assert result.receipt.archive[handle] is not None
+    removed = {r.index for r in result.receipt.removed}
+    assert {r.action for r in result.receipt.removed} <= {"masked", "digested", "dropped"}
+    for removal in result.receipt.removed:
+        assert result.receipt.archive[removal.handle] is not None
     kept = {id(m) for m in result.conversation}
     for index, message in enumerate(conversation):
         if id(message) not in kept:

@@ -25,7 +25,7 @@ from compaction.exceptions import TargetUnreachableError
 from compaction.messages import Conversation, Message, SummaryPart, group_messages, live_turn_index
 from compaction.serialize import message_to_dict
 from compaction.strategies import StepReport, Strategy, Workspace
-from compaction.strategies.base import Slot
+from compaction.strategies.base import Removal, Slot
 from compaction.tokens import ConversationCounter, context_window
 from compaction.triggers import Decision, should_compact
 
@@ -44,7 +44,7 @@ class Receipt:
     messages_before: int
     messages_after: int
     steps: list[StepReport] = field(default_factory=list)
-    removed: list[tuple[int, str]] = field(default_factory=list)
+    removed: list[Removal] = field(default_factory=list)
     archive: dict[str, Message] = field(default_factory=dict)
     summaries: list[str] = field(default_factory=list)
     protected_tokens: int = 0
@@ -71,7 +71,9 @@ class Receipt:
             "protected_tokens": self.protected_tokens,
             "estimated": self.estimated,
             "steps": [s.to_dict() for s in self.steps],
-            "removed": [{"index": i, "handle": h} for i, h in self.removed],
+            "removed": [
+                {"index": r.index, "handle": r.handle, "action": r.action} for r in self.removed
+            ],
             "summaries": self.summaries,
             "elapsed_ms": round(self.elapsed_ms, 3),
             "notes": self.notes,

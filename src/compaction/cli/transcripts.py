@@ -116,19 +116,23 @@ def describe(receipt: Receipt) -> str:
 def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) -> str:
     """What would be masked, digested or dropped, message by message, with token counts."""
     lines = [describe(receipt), "", "would change:"]
-    by_index: dict[int, str] = {}
-    for index, _handle in receipt.removed:
-        by_index.setdefault(index, _handle)
-    for index in sorted(by_index):
+    final: dict[int, str] = {}
+    for removal in receipt.removed:
+        # A message masked first and digested later shows what finally happens to it.
+        if final.get(removal.index) != "digested":
+            final[removal.index] = removal.action
+    for index in sorted(final):
         message = before.messages[index]
         preview = (
             message.text
             or ", ".join(c.name for c in message.tool_calls)
             or (message.tool_results[0].text if message.tool_results else "")
         )
-        preview = " ".join(preview.split())[:70]
-        lines.append(f"  #{index:<4} {message.role:<9} {counts[index]:>7,} tokens  {preview}")
-    if not by_index:
+        preview = " ".join(preview.split())[:64]
+        lines.append(
+            f"  #{index:<4} {final[index]:<9} {message.role:<9} {counts[index]:>7,} tokens  {preview}"
+        )
+    if not final:
         lines.append("  nothing")
     return "\n".join(lines)
 

@@ -8,7 +8,7 @@ from typing import Annotated, TypeAlias
 
 from pydantic import Field
 
-from compaction.strategies.base import Slot, StepReport, Workspace
+from compaction.strategies.base import Removal, Slot, StepReport, Workspace
 from compaction.strategies.digest import DigestStrategy
 from compaction.strategies.mask import MaskStrategy
 from compaction.strategies.truncate import TruncateStrategy
@@ -20,6 +20,7 @@ Strategy: TypeAlias = Annotated[
 __all__ = [
     "DigestStrategy",
     "MaskStrategy",
+    "Removal",
     "Slot",
     "StepReport",
     "Strategy",

@@ -47,6 +47,16 @@ class StepReport:
         }
 
 
+@dataclass(frozen=True, order=True, slots=True)
+class Removal:
+    """An original message a strategy replaced: its index in the input, the archive handle of
+    what was replaced, and how (`masked`, `digested`, `dropped`)."""
+
+    index: int
+    handle: str
+    action: str
+
+
 def handle_for(message: Message) -> str:
     """A stable handle for an original message: the same content always gets the same one."""
     key = _HANDLES.get(id(message))
@@ -77,7 +87,7 @@ class Workspace:
     dialect: str | None = None
     reach_recent: bool = False
     archive: dict[str, Message] = field(default_factory=dict)
-    removed: list[tuple[int, str]] = field(default_factory=list)
+    removed: list[Removal] = field(default_factory=list)
     _total: int = 0
 
     def __post_init__(self) -> None:
@@ -117,19 +127,19 @@ class Workspace:
             runs.append(current)
         return runs
 
-    def remember(self, index: int) -> list[str]:
+    def remember(self, index: int, action: str) -> list[str]:
         """Archive the originals behind slot `index`; return their handles."""
         slot = self.slots[index]
         handle = handle_for(slot.message)
         self.archive.setdefault(handle, slot.message)
         for origin in slot.origin:
-            self.removed.append((origin, handle))
+            self.removed.append(Removal(origin, handle, action))
         return [handle]
 
-    def replace(self, index: int, message: Message) -> None:
+    def replace(self, index: int, message: Message, action: str) -> None:
         """Swap one slot's message (same origin); the original goes to the archive."""
         slot = self.slots[index]
-        self.remember(index)
+        self.remember(index, action)
         tokens = self.measure(message)
         self._total += tokens - slot.tokens
         self.slots[index] = Slot(message, slot.origin, tokens, slot.protected, slot.recent)
@@ -141,11 +151,11 @@ class Workspace:
         self._total += tokens - slot.tokens
         self.slots[index] = Slot(message, slot.origin, tokens, slot.protected, slot.recent)
 
-    def replace_span(self, start: int, stop: int, messages: Sequence[Message]) -> None:
+    def replace_span(self, start: int, stop: int, messages: Sequence[Message], action: str) -> None:
         """Replace slots `start:stop` by `messages` (which stand for all of their origins)."""
         origin: list[int] = []
         for i in range(start, stop):
-            self.remember(i)
+            self.remember(i, action)
             origin.extend(self.slots[i].origin)
             self._total -= self.slots[i].tokens
         recent = any(self.slots[i].recent for i in range(start, stop))

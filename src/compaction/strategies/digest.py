@@ -59,7 +59,7 @@ class DigestStrategy(BaseModel):
             stop, summary = self._choose(work, shifted)
             span = [work.slots[i].message for i in range(start, stop)]
             count = sum(work.stands_for(i) for i in range(start, stop))
-            work.replace_span(start, stop, [summary])
+            work.replace_span(start, stop, [summary], "digested")
             made.append((start, span, count))
             shift += stop - start - 1
         # Shrinking summaries loses old facts; do it only once the recent tail had its turn.

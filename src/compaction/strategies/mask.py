@@ -49,7 +49,7 @@ class MaskStrategy(BaseModel):
                 continue
             masked = self.mask_message(slot.message, calls)
             if masked is not None:
-                work.replace(index, masked)
+                work.replace(index, masked, "masked")
                 affected += 1
         return StepReport(self.kind, before, work.total(), affected, f"{affected} outputs masked")
 

@@ -60,7 +60,7 @@ class TruncateStrategy(BaseModel):
                     break
             count = sum(work.stands_for(i) for i in range(start, stop))
             handles = [handle_for(work.slots[i].message) for i in range(start, stop)]
-            work.replace_span(start, stop, [truncation_marker(count, handles)])
+            work.replace_span(start, stop, [truncation_marker(count, handles)], "dropped")
             markers.append(start)
             dropped += count
             shift += stop - start - 1
@@ -72,7 +72,7 @@ class TruncateStrategy(BaseModel):
         if not work.fits():
             for index in reversed(markers):
                 if not _shape_needs(work, index):
-                    work.replace_span(index, index + 1, [])
+                    work.replace_span(index, index + 1, [], "dropped")
         return StepReport(self.kind, before, work.total(), dropped, f"{dropped} messages dropped")
 
 

@@ -180,8 +180,10 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
     errors = tuple(error_lines(text))
     status = exit_status(text, is_error=is_error)
     summary = test_summary(text)
-    if status is not None and status != 0:
-        return f"exit {status}", errors
+    if status is not None:
+        # A reported exit status is the tool's own verdict; text that looks like errors
+        # (a linter's "5 errors fixed", logged warnings) does not overrule a zero.
+        return ("ok", ()) if status == 0 else (f"exit {status}", errors)
     if summary and re.search(r"\b[1-9]\d*\s+(failed|errors?)\b", summary):
         return "failed", errors
     if is_error or (errors and status is None and _TRACEBACK in text):
