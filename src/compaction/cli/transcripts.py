@@ -129,9 +129,8 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
             or (message.tool_results[0].text if message.tool_results else "")
         )
         preview = " ".join(preview.split())[:64]
-        lines.append(
-            f"  #{index:<4} {final[index]:<9} {message.role:<9} {counts[index]:>7,} tokens  {preview}"
-        )
+        action, tokens = final[index], counts[index]
+        lines.append(f"  #{index:<4} {action:<9} {message.role:<9} {tokens:>7,} tokens  {preview}")
     if not final:
         lines.append("  nothing")
     return "\n".join(lines)
