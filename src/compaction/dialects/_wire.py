@@ -1,16 +1,42 @@
-"""Small helpers every dialect shares: key-order replay, opaque items, data URIs, image sizes.
+"""Small helpers every dialect shares: the request envelope, key-order replay, opaque items,
+content forms, data URIs, image sizes.
 
-These functions are pure and work on plain JSON values. They must never import a dialect
-module (the dialects import them) and never decode a whole image: dimensions are read from
-the first bytes of the header only.
+These functions are pure and work on plain JSON values and the message model. They must never
+import a dialect module (the dialects import them) and never decode a whole image: dimensions
+are read from the first bytes of the header only. Where dialects word an error differently,
+the wording is passed in; the `provider_data` key names (`openai.keys`, `anthropic.keys`, …)
+are always passed in too.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+from compaction.exceptions import DecodeError
+from compaction.messages import (
+    Conversation,
+    Message,
+    Part,
+    Role,
+    SummaryPart,
+    TextPart,
+    parse_summary_text,
+)
+
+T = TypeVar("T")
+
+# Wire items a dialect does not model, as ((position in their list, item), …).
+Opaque = tuple[tuple[int, Any], ...]
+
+
+class Absent:
+    """Marks a key that must not be written (the original object had no such key)."""
+
+
+ABSENT: Final = Absent()
 
 
 def kind_of(value: Any) -> str:
@@ -58,6 +84,33 @@ def shape(
     return out
 
 
+def replay_data(
+    raw: Mapping[str, Any], known: Iterable[str], *, keys: str, extra: str
+) -> dict[str, Any]:
+    """`{keys: raw's key order, extra: raw's unmodelled keys}`; no `extra` entry when none."""
+    data: dict[str, Any] = {keys: tuple(raw)}
+    rest = extras(raw, known)
+    if rest:
+        data[extra] = rest
+    return data
+
+
+def split_opaque(
+    raws: Sequence[Any], location: str, decode: Callable[[Any, str], T | None]
+) -> tuple[list[T], Opaque]:
+    """Decode each item of a wire list (at `location[j]`); the items `decode` does not model
+    (None) are kept as (position, item), for `with_opaque` to put back."""
+    items: list[T] = []
+    opaque: list[tuple[int, Any]] = []
+    for j, raw in enumerate(raws):
+        item = decode(raw, f"{location}[{j}]")
+        if item is None:
+            opaque.append((j, raw))
+        else:
+            items.append(item)
+    return items, tuple(opaque)
+
+
 def with_opaque(items: list[Any], opaque: Sequence[tuple[int, Any]] | None) -> list[Any]:
     """Put opaque wire items back at the positions they were read from.
 
@@ -70,6 +123,158 @@ def with_opaque(items: list[Any], opaque: Sequence[tuple[int, Any]] | None) -> l
     for position, item in sorted(opaque, key=lambda pair: pair[0]):
         out.insert(min(position, len(out)), item)
     return out
+
+
+def content_value(
+    items: Sequence[Part],
+    opaque: Sequence[tuple[int, Any]] | None,
+    form: str | None,
+    *,
+    list_form: str,
+    empty: Any,
+    encode: Callable[[], list[Any]],
+) -> Any:
+    """A message's (or tool result's) content as written back.
+
+    No content: the form it was read in (`"absent"` gives `ABSENT`, `"null"` None, `list_form`
+    an empty list, `"string"` ""), or `empty` when none was recorded. A lone text: a string,
+    unless it was read as a list. Otherwise `encode()` (the wire items of `items`, called only
+    here) with the opaque items put back in place.
+    """
+    if not items and not opaque:
+        if form == "absent":
+            return ABSENT
+        if form == "null":
+            return None
+        if form == list_form:
+            return []
+        if form == "string":
+            return ""
+        return empty
+    if form != list_form and not opaque and len(items) == 1:
+        only = items[0]
+        if isinstance(only, TextPart | SummaryPart):
+            return only.text
+    return with_opaque(encode(), opaque)
+
+
+def text_part(text: str, data: dict[str, Any], role: str) -> TextPart | SummaryPart:
+    """A wire text as a part: a `SummaryPart` when user or assistant text opens with a summary
+    header, a `TextPart` otherwise."""
+    summary = parse_summary_text(text) if role in ("user", "assistant") else None
+    if summary is not None:
+        return SummaryPart(summary.text, summary.replaced, provider_data=data)
+    return TextPart(text, provider_data=data)
+
+
+def message_role(
+    raw: Any, location: str, roles: Mapping[str, Role], expected: str
+) -> tuple[str, Role]:
+    """(wire role, model role) of a wire message, which must be an object whose `role` is a
+    key of `roles`; `expected` names the accepted roles in the error."""
+    if not isinstance(raw, dict):
+        raise DecodeError(f"expected a message object, got {kind_of(raw)}", location=location)
+    if "role" not in raw:
+        raise DecodeError("missing `role`", location=f"{location}.role")
+    wire_role = raw["role"]
+    role = roles.get(wire_role) if isinstance(wire_role, str) else None
+    if role is None:
+        raise DecodeError(
+            f"unknown role {wire_role!r}; expected {expected}",
+            location=f"{location}.role",
+        )
+    return wire_role, role
+
+
+def decode_tools(value: Any) -> tuple[Mapping[str, Any], ...]:
+    """A request's `tools`: a list of tool objects, kept as the wire sent them."""
+    if not isinstance(value, list):
+        raise DecodeError(
+            f"expected a list of tool objects, got {kind_of(value)}", location="tools"
+        )
+    for j, tool in enumerate(value):
+        if not isinstance(tool, dict):
+            raise DecodeError(
+                f"expected a tool object, got {kind_of(tool)}", location=f"tools[{j}]"
+            )
+    return tuple(value)
+
+
+def decode_request(
+    payload: Any,
+    *,
+    dialect: str,
+    form: str,
+    keys: str,
+    extra: str,
+    not_a_request: str,
+    no_messages: str,
+    read_messages: Callable[[list[Any], str], list[Message]],
+    leading: Callable[[dict[str, Any]], tuple[list[Message], tuple[str, ...]]] | None = None,
+) -> Conversation:
+    """A chat request as a `Conversation`: a bare list of messages, or an object with
+    `messages` (plus `model`, `tools` and any other field, replayed from `extra`).
+
+    `form`, `keys`, `extra` are the dialect's `provider_data` keys; `not_a_request` (", got
+    <kind>" is added) and `no_messages` are its error wording. `read_messages(raws, location)`
+    decodes the messages; `leading(request)` returns the messages that other request fields
+    put before them (Anthropic's `system`) and the names of the fields it read.
+    """
+    if isinstance(payload, list):
+        messages = read_messages(payload, "")
+        return Conversation(tuple(messages), dialect=dialect, provider_data={form: "list"})
+    if not isinstance(payload, dict):
+        raise DecodeError(f"{not_a_request}, got {kind_of(payload)}", location="payload")
+    if "messages" not in payload:
+        raise DecodeError(no_messages, location="messages")
+    raw_messages = payload["messages"]
+    if not isinstance(raw_messages, list):
+        raise DecodeError(f"expected a list, got {kind_of(raw_messages)}", location="messages")
+    known = {"messages"}
+    model: str | None = None
+    if isinstance(payload.get("model"), str):
+        model = payload["model"]
+        known.add("model")
+    tools: tuple[Mapping[str, Any], ...] = ()
+    if "tools" in payload:
+        tools = decode_tools(payload["tools"])
+        known.add("tools")
+    head: list[Message] = []
+    if leading is not None:
+        head, fields = leading(payload)
+        known.update(fields)
+    data: dict[str, Any] = {form: "object", **replay_data(payload, known, keys=keys, extra=extra)}
+    messages = head + read_messages(raw_messages, "messages")
+    return Conversation(
+        tuple(messages), tools=tools, model=model, dialect=dialect, provider_data=data
+    )
+
+
+def encode_request(
+    conversation: Conversation,
+    messages: list[dict[str, Any]],
+    *,
+    form: str,
+    keys: str,
+    extra: str,
+    system: Any = ABSENT,
+) -> Any:
+    """The request written back around its wire `messages`: the bare list when it was read as
+    one and there is no `system` to carry; otherwise an object of `model`, `system` (when
+    given), `messages` and `tools` over the replayed fields, in the recorded key order."""
+    data = conversation.provider_data
+    if data.get(form) == "list" and system is ABSENT:
+        return messages
+    recorded = data.get(keys)
+    known: dict[str, Any] = {}
+    if conversation.model is not None:
+        known["model"] = conversation.model
+    if system is not ABSENT:
+        known["system"] = system
+    known["messages"] = messages
+    if conversation.tools or (recorded and "tools" in recorded):
+        known["tools"] = list(conversation.tools)
+    return shape(known, data.get(extra), recorded)
 
 
 def data_uri(media_type: str, data: str) -> str:

@@ -38,15 +38,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 from compaction.dialects._wire import (
+    ABSENT,
+    Opaque,
+    content_value,
     data_uri,
+    decode_request,
+    encode_request,
     extras,
     image_size,
     kind_of,
+    message_role,
+    replay_data,
     shape,
     split_data_uri,
+    split_opaque,
+    text_part,
     with_opaque,
 )
 from compaction.dialects.base import Violation
@@ -62,7 +72,6 @@ from compaction.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    parse_summary_text,
 )
 
 __all__ = ["ANTHROPIC", "AnthropicDialect"]
@@ -84,15 +93,6 @@ WIRE_ROLES: Final[Mapping[str, Role]] = {
     "assistant": "assistant",
     "system": "system",
 }
-
-
-class _Absent:
-    """Marks a key that must not be written (the original object had no such key)."""
-
-
-_ABSENT: Final = _Absent()
-
-Opaque = tuple[tuple[int, Any], ...]
 
 
 class AnthropicDialect:
@@ -119,55 +119,24 @@ ANTHROPIC: Final = AnthropicDialect()
 
 
 def _decode_request(payload: Any) -> Conversation:
-    if isinstance(payload, list):
-        messages = _decode_messages(payload, "")
-        return Conversation(tuple(messages), dialect="anthropic", provider_data={FORM: "list"})
-    if not isinstance(payload, dict):
-        raise DecodeError(
-            f"expected a request object with `messages`, got {kind_of(payload)}",
-            location="payload",
-        )
-    if "messages" not in payload:
-        raise DecodeError(
-            "missing: an Anthropic request needs a `messages` list", location="messages"
-        )
-    raw_messages = payload["messages"]
-    if not isinstance(raw_messages, list):
-        raise DecodeError(f"expected a list, got {kind_of(raw_messages)}", location="messages")
-    known = {"messages"}
-    model: str | None = None
-    if isinstance(payload.get("model"), str):
-        model = payload["model"]
-        known.add("model")
-    tools: tuple[Mapping[str, Any], ...] = ()
-    if "tools" in payload:
-        tools = _decode_tools(payload["tools"])
-        known.add("tools")
-    leading: list[Message] = []
-    if payload.get("system") is not None:
-        leading.append(_decode_system(payload["system"]))
-        known.add("system")
-    data: dict[str, Any] = {FORM: "object", KEYS: tuple(payload)}
-    extra = extras(payload, known)
-    if extra:
-        data[EXTRA] = extra
-    messages = leading + _decode_messages(raw_messages, "messages")
-    return Conversation(
-        tuple(messages), tools=tools, model=model, dialect="anthropic", provider_data=data
+    return decode_request(
+        payload,
+        dialect="anthropic",
+        form=FORM,
+        keys=KEYS,
+        extra=EXTRA,
+        not_a_request="expected a request object with `messages`",
+        no_messages="missing: an Anthropic request needs a `messages` list",
+        read_messages=_decode_messages,
+        leading=_decode_leading,
     )
 
 
-def _decode_tools(value: Any) -> tuple[Mapping[str, Any], ...]:
-    if not isinstance(value, list):
-        raise DecodeError(
-            f"expected a list of tool objects, got {kind_of(value)}", location="tools"
-        )
-    for j, tool in enumerate(value):
-        if not isinstance(tool, dict):
-            raise DecodeError(
-                f"expected a tool object, got {kind_of(tool)}", location=f"tools[{j}]"
-            )
-    return tuple(value)
+def _decode_leading(request: dict[str, Any]) -> tuple[list[Message], tuple[str, ...]]:
+    """A top-level `system` as the leading system message, and the field it was read from."""
+    if request.get("system") is None:
+        return [], ()
+    return [_decode_system(request["system"])], ("system",)
 
 
 def _decode_system(value: Any) -> Message:
@@ -189,17 +158,7 @@ def _decode_messages(raws: Sequence[Any], location: str) -> list[Message]:
 
 
 def _decode_message(raw: Any, location: str) -> Message:
-    if not isinstance(raw, dict):
-        raise DecodeError(f"expected a message object, got {kind_of(raw)}", location=location)
-    if "role" not in raw:
-        raise DecodeError("missing `role`", location=f"{location}.role")
-    wire_role = raw["role"]
-    role = WIRE_ROLES.get(wire_role) if isinstance(wire_role, str) else None
-    if role is None:
-        raise DecodeError(
-            f"unknown role {wire_role!r}; expected 'user' or 'assistant'",
-            location=f"{location}.role",
-        )
+    _, role = message_role(raw, location, WIRE_ROLES, "'user' or 'assistant'")
     data: dict[str, Any] = {KEYS: tuple(raw)}
     parts: list[Part] = []
     if "content" not in raw:
@@ -208,7 +167,7 @@ def _decode_message(raw: Any, location: str) -> Message:
         data[CONTENT] = "null"
     elif isinstance(raw["content"], str):
         data[CONTENT] = "string"
-        parts.append(_text_part(raw["content"], {}, role))
+        parts.append(text_part(raw["content"], {}, role))
     elif isinstance(raw["content"], list):
         data[CONTENT] = "blocks"
         parts, opaque = _decode_blocks(raw["content"], f"{location}.content", role)
@@ -225,31 +184,12 @@ def _decode_message(raw: Any, location: str) -> Message:
     return Message(role, tuple(parts), pinned=role == "system", provider_data=data)
 
 
-def _text_part(text: str, data: dict[str, Any], role: str) -> TextPart | SummaryPart:
-    summary = parse_summary_text(text) if role in ("user", "assistant") else None
-    if summary is not None:
-        return SummaryPart(summary.text, summary.replaced, provider_data=data)
-    return TextPart(text, provider_data=data)
-
-
 def _block_data(raw: dict[str, Any], known: Sequence[str]) -> dict[str, Any]:
-    data: dict[str, Any] = {KEYS: tuple(raw)}
-    extra = extras(raw, known)
-    if extra:
-        data[EXTRA] = extra
-    return data
+    return replay_data(raw, known, keys=KEYS, extra=EXTRA)
 
 
 def _decode_blocks(blocks: list[Any], location: str, role: str) -> tuple[list[Part], Opaque]:
-    parts: list[Part] = []
-    opaque: list[tuple[int, Any]] = []
-    for j, block in enumerate(blocks):
-        part = _decode_block(block, f"{location}[{j}]", role)
-        if part is None:
-            opaque.append((j, block))
-        else:
-            parts.append(part)
-    return parts, tuple(opaque)
+    return split_opaque(blocks, location, partial(_decode_block, role=role))
 
 
 def _need_str(raw: dict[str, Any], key: str, location: str, what: str) -> str:
@@ -268,7 +208,7 @@ def _decode_block(raw: Any, location: str, role: str) -> Part | None:
     kind = raw.get("type")
     if kind == "text":
         text = _need_str(raw, "text", location, "a text block")
-        return _text_part(text, _block_data(raw, ("type", "text")), role)
+        return text_part(text, _block_data(raw, ("type", "text")), role)
     if kind == "image":
         return _decode_image(raw, location)
     if kind == "tool_use":
@@ -388,19 +328,8 @@ def _encode_request(conversation: Conversation) -> Any:
     while lead < len(messages) and messages[lead].role == "system":
         lead += 1
     wire = _encode_messages(messages[lead:])
-    data = conversation.provider_data
-    if data.get(FORM) == "list" and lead == 0:
-        return wire
-    keys = data.get(KEYS)
-    known: dict[str, Any] = {}
-    if conversation.model is not None:
-        known["model"] = conversation.model
-    if lead:
-        known["system"] = _encode_system(messages[:lead])
-    known["messages"] = wire
-    if conversation.tools or (keys and "tools" in keys):
-        known["tools"] = list(conversation.tools)
-    return shape(known, data.get(EXTRA), keys)
+    system = _encode_system(messages[:lead]) if lead else ABSENT
+    return encode_request(conversation, wire, form=FORM, keys=KEYS, extra=EXTRA, system=system)
 
 
 def _encode_system(messages: Sequence[Message]) -> Any:
@@ -439,7 +368,7 @@ def _encode_message(message: Message) -> dict[str, Any]:
     data = message.provider_data
     known: dict[str, Any] = {"role": message.role}
     content = _content_value(message.parts, data.get(OPAQUE), data.get(CONTENT), empty="")
-    if content is not _ABSENT:
+    if content is not ABSENT:
         known["content"] = content
     return shape(known, data.get(EXTRA), data.get(KEYS))
 
@@ -450,21 +379,14 @@ def _content_value(
     """Content as a string when it is one plain text and the original (if any) was a string;
     as blocks otherwise. `empty` is what canonical empty content encodes to."""
     blocks = [(p, b) for p in parts if (b := _encode_block(p)) is not None]
-    if not blocks and not opaque:
-        if form == "absent":
-            return _ABSENT
-        if form == "null":
-            return None
-        if form == "blocks":
-            return []
-        if form == "string":
-            return ""
-        return empty
-    if form != "blocks" and not opaque and len(blocks) == 1:
-        only = blocks[0][0]
-        if isinstance(only, TextPart | SummaryPart):
-            return only.text
-    return with_opaque([b for _, b in blocks], opaque)
+    return content_value(
+        [p for p, _ in blocks],
+        opaque,
+        form,
+        list_form="blocks",
+        empty=empty,
+        encode=lambda: [b for _, b in blocks],
+    )
 
 
 def _encode_block(part: Part) -> dict[str, Any] | None:
@@ -513,8 +435,8 @@ def _encode_tool_result(part: ToolResultPart) -> dict[str, Any]:
     data = part.provider_data
     keys = data.get(KEYS)
     known: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id}
-    content = _content_value(part.content, data.get(OPAQUE), data.get(CONTENT), empty=_ABSENT)
-    if content is not _ABSENT:
+    content = _content_value(part.content, data.get(OPAQUE), data.get(CONTENT), empty=ABSENT)
+    if content is not ABSENT:
         known["content"] = content
     extra = data.get(EXTRA) or {}
     if part.is_error or (keys and "is_error" in keys and "is_error" not in extra):

@@ -35,15 +35,24 @@ reject in `decode` what `validate` reports: decode refuses only what cannot be r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 from compaction.dialects._wire import (
+    ABSENT,
+    Opaque,
+    content_value,
+    decode_request,
+    encode_request,
     extras,
     image_size,
     kind_of,
     media_type_of,
+    message_role,
+    replay_data,
     shape,
-    with_opaque,
+    split_opaque,
+    text_part,
 )
 from compaction.dialects.base import Violation
 from compaction.exceptions import DecodeError
@@ -59,7 +68,6 @@ from compaction.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    parse_summary_text,
 )
 
 __all__ = [
@@ -93,12 +101,6 @@ WIRE_ROLES: Final[Mapping[str, Role]] = {
 REASONING_KEYS: Final = ("reasoning_content", "reasoning")
 
 
-class _Absent:
-    """Marks a key that must not be written (the original message had no such key)."""
-
-
-_ABSENT: Final = _Absent()
-
 ContentItem = TextPart | SummaryPart | ImagePart
 
 
@@ -124,52 +126,16 @@ OPENAI: Final = OpenAIChatDialect()
 
 
 def _decode_request(payload: Any) -> Conversation:
-    if isinstance(payload, list):
-        messages = decode_messages(payload, location="")
-        return Conversation(tuple(messages), dialect="openai", provider_data={FORM: "list"})
-    if not isinstance(payload, dict):
-        raise DecodeError(
-            "expected a list of messages or a request object with `messages`, "
-            f"got {kind_of(payload)}",
-            location="payload",
-        )
-    if "messages" not in payload:
-        raise DecodeError(
-            "missing: an OpenAI chat request needs a `messages` list", location="messages"
-        )
-    raw_messages = payload["messages"]
-    if not isinstance(raw_messages, list):
-        raise DecodeError(f"expected a list, got {kind_of(raw_messages)}", location="messages")
-    known = {"messages"}
-    model: str | None = None
-    if isinstance(payload.get("model"), str):
-        model = payload["model"]
-        known.add("model")
-    tools: tuple[Mapping[str, Any], ...] = ()
-    if "tools" in payload:
-        tools = _decode_tools(payload["tools"])
-        known.add("tools")
-    data: dict[str, Any] = {FORM: "object", KEYS: tuple(payload)}
-    extra = extras(payload, known)
-    if extra:
-        data[EXTRA] = extra
-    messages = decode_messages(raw_messages, location="messages")
-    return Conversation(
-        tuple(messages), tools=tools, model=model, dialect="openai", provider_data=data
+    return decode_request(
+        payload,
+        dialect="openai",
+        form=FORM,
+        keys=KEYS,
+        extra=EXTRA,
+        not_a_request="expected a list of messages or a request object with `messages`",
+        no_messages="missing: an OpenAI chat request needs a `messages` list",
+        read_messages=lambda raws, location: decode_messages(raws, location=location),
     )
-
-
-def _decode_tools(value: Any) -> tuple[Mapping[str, Any], ...]:
-    if not isinstance(value, list):
-        raise DecodeError(
-            f"expected a list of tool objects, got {kind_of(value)}", location="tools"
-        )
-    for j, tool in enumerate(value):
-        if not isinstance(tool, dict):
-            raise DecodeError(
-                f"expected a tool object, got {kind_of(tool)}", location=f"tools[{j}]"
-            )
-    return tuple(value)
 
 
 def decode_messages(raws: Sequence[Any], *, location: str) -> list[Message]:
@@ -193,17 +159,7 @@ def decode_messages(raws: Sequence[Any], *, location: str) -> list[Message]:
 def decode_message(raw: Any, *, location: str, legacy_id: str | None = None) -> Message:
     """Decode one wire message. `legacy_id` is the synthetic id a legacy `function_call`
     gets (assistant) or answers (`function` role)."""
-    if not isinstance(raw, dict):
-        raise DecodeError(f"expected a message object, got {kind_of(raw)}", location=location)
-    if "role" not in raw:
-        raise DecodeError("missing `role`", location=f"{location}.role")
-    wire_role = raw["role"]
-    role = WIRE_ROLES.get(wire_role) if isinstance(wire_role, str) else None
-    if role is None:
-        raise DecodeError(
-            f"unknown role {wire_role!r}; expected one of {', '.join(WIRE_ROLES)}",
-            location=f"{location}.role",
-        )
+    wire_role, role = message_role(raw, location, WIRE_ROLES, f"one of {', '.join(WIRE_ROLES)}")
     known = {"role", "content"}
     data: dict[str, Any] = {KEYS: tuple(raw)}
     if wire_role != role:
@@ -216,7 +172,7 @@ def decode_message(raw: Any, *, location: str, legacy_id: str | None = None) -> 
                 parts.append(ReasoningPart(value, provider_data={REASONING_KEY: key}))
                 known.add(key)
 
-    items, opaque, form = _decode_content(raw, location, summary_ok=role in ("user", "assistant"))
+    items, opaque, form = _decode_content(raw, location, role)
     data[CONTENT] = form
     if opaque:
         data[OPAQUE] = opaque
@@ -273,47 +229,32 @@ def _tool_call_id(raw: dict[str, Any], wire_role: str, location: str, legacy_id:
 
 
 def _decode_content(
-    raw: dict[str, Any], location: str, *, summary_ok: bool
-) -> tuple[list[ContentItem], tuple[tuple[int, Any], ...], str]:
+    raw: dict[str, Any], location: str, role: str
+) -> tuple[list[ContentItem], Opaque, str]:
     if "content" not in raw:
         return [], (), "absent"
     content = raw["content"]
     if content is None:
         return [], (), "null"
     if isinstance(content, str):
-        return [_text_item(content, {}, summary_ok)], (), "string"
+        return [text_part(content, {}, role)], (), "string"
     if not isinstance(content, list):
         raise DecodeError(
             f"expected a string, a list of content parts or null, got {kind_of(content)}",
             location=f"{location}.content",
         )
-    items: list[ContentItem] = []
-    opaque: list[tuple[int, Any]] = []
-    for j, part in enumerate(content):
-        item = _decode_content_part(part, f"{location}.content[{j}]", summary_ok)
-        if item is None:
-            opaque.append((j, part))
-        else:
-            items.append(item)
-    return items, tuple(opaque), "parts"
-
-
-def _text_item(text: str, data: dict[str, Any], summary_ok: bool) -> ContentItem:
-    summary = parse_summary_text(text) if summary_ok else None
-    if summary is not None:
-        return SummaryPart(summary.text, summary.replaced, provider_data=data)
-    return TextPart(text, provider_data=data)
+    items: list[ContentItem]
+    items, opaque = split_opaque(
+        content, f"{location}.content", partial(_decode_content_part, role=role)
+    )
+    return items, opaque, "parts"
 
 
 def _part_data(raw: dict[str, Any], known: Sequence[str]) -> dict[str, Any]:
-    data: dict[str, Any] = {KEYS: tuple(raw)}
-    extra = extras(raw, known)
-    if extra:
-        data[EXTRA] = extra
-    return data
+    return replay_data(raw, known, keys=KEYS, extra=EXTRA)
 
 
-def _decode_content_part(raw: Any, location: str, summary_ok: bool) -> ContentItem | None:
+def _decode_content_part(raw: Any, location: str, role: str) -> ContentItem | None:
     """A modelled part, or None for a part type kept opaque."""
     if not isinstance(raw, dict):
         raise DecodeError(f"expected a content part object, got {kind_of(raw)}", location=location)
@@ -325,7 +266,7 @@ def _decode_content_part(raw: Any, location: str, summary_ok: bool) -> ContentIt
                 f"a text part needs a string `text`, got {kind_of(text)}",
                 location=f"{location}.text",
             )
-        return _text_item(text, _part_data(raw, ("type", "text")), summary_ok)
+        return text_part(text, _part_data(raw, ("type", "text")), role)
     if kind == "image_url":
         image = raw.get("image_url")
         if not isinstance(image, dict) or not isinstance(image.get("url"), str):
@@ -416,17 +357,7 @@ def _decode_legacy_call(raw: dict[str, Any], call_id: str, location: str) -> Too
 
 def _encode_request(conversation: Conversation) -> Any:
     messages = [wire for m in conversation.messages for wire in encode_message(m)]
-    data = conversation.provider_data
-    if data.get(FORM) == "list":
-        return messages
-    keys = data.get(KEYS)
-    known: dict[str, Any] = {}
-    if conversation.model is not None:
-        known["model"] = conversation.model
-    known["messages"] = messages
-    if conversation.tools or (keys and "tools" in keys):
-        known["tools"] = list(conversation.tools)
-    return shape(known, data.get(EXTRA), keys)
+    return encode_request(conversation, messages, form=FORM, keys=KEYS, extra=EXTRA)
 
 
 def encode_message(message: Message) -> list[dict[str, Any]]:
@@ -458,7 +389,7 @@ def _encode_tool_message(result: ToolResultPart | None, origin: Message | None) 
     known: dict[str, Any] = {"role": wire_role}
     items: Sequence[ContentItem] = result.content if result is not None else ()
     content = _content_value(items, data.get(OPAQUE), data.get(CONTENT), "tool")
-    if content is not _ABSENT:
+    if content is not ABSENT:
         known["content"] = content
     if origin is not None and origin.name is not None:
         known["name"] = origin.name
@@ -475,7 +406,7 @@ def _encode_plain(message: Message, parts: Sequence[Part]) -> dict[str, Any]:
     items = [p for p in parts if isinstance(p, TextPart | SummaryPart | ImagePart)]
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     content = _content_value(items, data.get(OPAQUE), data.get(CONTENT), role)
-    if content is not _ABSENT:
+    if content is not ABSENT:
         known["content"] = content
     if message.name is not None:
         known["name"] = message.name
@@ -498,21 +429,14 @@ def _content_value(
     form: str | None,
     role: str,
 ) -> Any:
-    if not items and not opaque:
-        if form == "absent":
-            return _ABSENT
-        if form == "null":
-            return None
-        if form == "parts":
-            return []
-        if form == "string":
-            return ""
-        return None if role == "assistant" else ""
-    if form != "parts" and not opaque and len(items) == 1:
-        only = items[0]
-        if isinstance(only, TextPart | SummaryPart):
-            return only.text
-    return with_opaque([_encode_content_part(p) for p in items], opaque)
+    return content_value(
+        items,
+        opaque,
+        form,
+        list_form="parts",
+        empty=None if role == "assistant" else "",
+        encode=lambda: [_encode_content_part(p) for p in items],
+    )
 
 
 def _encode_content_part(part: ContentItem) -> dict[str, Any]:
