@@ -186,9 +186,7 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
         return ("ok", ()) if status == 0 else (f"exit {status}", errors)
     if summary and re.search(r"\b[1-9]\d*\s+(failed|errors?)\b", summary):
         return "failed", errors
-    if is_error or (errors and status is None and _TRACEBACK in text):
-        return "error", errors
-    if errors and status is None and any(not e.lower().startswith("warning") for e in errors):
+    if is_error or any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
     return "ok", ()
 
