@@ -233,3 +233,16 @@ def test_tighter_levels_keep_user_words_longest() -> None:
     assert sizes == sorted(sizes, reverse=True)
     for level in LEVELS:
         assert "Never log tokens or API keys" in render_ledger(ledger, level)
+
+
+def test_shell_commands_redirections_and_quotes() -> None:
+    ops = signals.file_ops_of_command(
+        "cat 'notes v2.md' > out.txt; mv a.py b.py && python run.py 2>&1 >log.txt # x.py"
+    )
+    assert ops == (
+        ("out.txt", "written"),
+        ("log.txt", "written"),
+        ("a.py", "deleted"),
+        ("b.py", "created"),
+        ("run.py", "read"),
+    )
