@@ -25,11 +25,21 @@ from compaction import CompactionConfig, Compactor
 from compaction.dialects import OPENAI
 from compaction.eval.generate import generate_session
 from compaction.messages import Conversation, Message
+from compaction.summarize import ledger, signals
 from compaction.tokens import TiktokenCounter, counter_for_model
 
 TARGET_TOKENS = 150_000
 SHOULD_COMPACT_BUDGET_MS = 1.0
 COMPACT_BUDGET_MS = 50.0
+
+
+def _clear_text_caches() -> None:
+    """Forget every cached reading of tool output and prose, as in a fresh process."""
+    for module in (signals, ledger):
+        for value in vars(module).values():
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear):
+                clear()
 
 
 def build_conversation() -> Conversation:
@@ -76,9 +86,13 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
     check_ms = _median_ms(lambda: compactor.should_compact(next(queue)), repeat)
 
     target = int(tokens * 0.15)
-    start = time.perf_counter()
     result = compactor.compact(conversation, target_tokens=target)
-    first_ms = (time.perf_counter() - start) * 1000
+
+    def cold_compact() -> None:
+        _clear_text_caches()
+        compactor.compact(conversation, target_tokens=target)
+
+    first_ms = _median_ms(cold_compact, 7)
     compact_ms = _median_ms(lambda: compactor.compact(conversation, target_tokens=target), 9)
     counter = counter_for_model("gpt-4o")
     text = _all_text(conversation)
@@ -109,7 +123,7 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
             "ok": compact_ms <= COMPACT_BUDGET_MS and result.receipt.status == "compacted",
         },
         {
-            "name": "the same, first time in the process (text readers' caches cold)",
+            "name": "the same with the text readers' caches cleared (first compaction)",
             "value": round(first_ms, 3),
             "unit": "ms",
             "baseline_name": "raw tiktoken encode of all its text",
