@@ -119,6 +119,7 @@ class Compactor:
         self.config = config or CompactionConfig()
         self._provider = provider
         self._counter = counter
+        self._counters: dict[tuple[str | None, str], ConversationCounter] = {}
         self.before_compact = before_compact
         self.after_compact = after_compact
         self._floor: int | None = None
@@ -126,13 +127,18 @@ class Compactor:
     # -- counting --------------------------------------------------------------------------
 
     def counter_for(self, conversation: Conversation) -> ConversationCounter:
-        if self._counter is None:
-            model = self.config.model or conversation.model
-            provider = self._provider or (
-                "anthropic" if conversation.dialect == "anthropic" else "openai"
-            )
-            self._counter = ConversationCounter.for_model(model, provider=provider)
-        return self._counter
+        """The counter for this conversation's model and provider (one per pair, kept, so
+        its per-message cache serves every later check)."""
+        if self._counter is not None:
+            return self._counter
+        model = self.config.model or conversation.model
+        provider = self._provider or (
+            "anthropic" if conversation.dialect == "anthropic" else "openai"
+        )
+        key = (model, provider)
+        if key not in self._counters:
+            self._counters[key] = ConversationCounter.for_model(model, provider=provider)
+        return self._counters[key]
 
     def count(self, conversation: Conversation) -> int:
         return self.counter_for(conversation).count(conversation).total
@@ -208,7 +214,7 @@ class Compactor:
         if self.before_compact is not None:
             self.before_compact(conversation, None)
 
-        work = self._workspace(conversation, counter, target)
+        work = self._workspace(conversation, counter, counted.total, target)
         protected_tokens = work.overhead + sum(s.tokens for s in work.slots if s.protected)
         if target is not None and protected_tokens > target:
             # No strategy can meet this target. Dropping everything else would lose history
@@ -277,7 +283,11 @@ class Compactor:
         return CompactionResult(result, done)
 
     def _workspace(
-        self, conversation: Conversation, counter: ConversationCounter, target: int | None
+        self,
+        conversation: Conversation,
+        counter: ConversationCounter,
+        total: int,
+        target: int | None,
     ) -> Workspace:
         messages = conversation.messages
         protected = protected_indices(messages, self.config)
@@ -289,7 +299,7 @@ class Compactor:
             Slot(m, (i,), counts[i], i in protected, i >= recent_start)
             for i, m in enumerate(messages)
         ]
-        overhead = counter.count(conversation).total - sum(counts)
+        overhead = total - sum(counts)
         return Workspace(
             slots,
             counter.count_message,
