@@ -70,7 +70,7 @@ def _all_text(conversation: Conversation) -> str:
 
 def run(repeat: int = 21) -> list[dict[str, Any]]:
     conversation = build_conversation()
-    config = CompactionConfig(token_threshold=10**7, model="gpt-4o")
+    config = CompactionConfig(token_threshold=10**7, tokenizer_model="gpt-4o")
     compactor = Compactor(config)
     tokens = compactor.count(conversation)
 

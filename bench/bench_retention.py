@@ -44,7 +44,7 @@ def evaluate(strategies: tuple[Strategy, ...]) -> dict[str, Any]:
         cued = 0.5 if seed % 2 == 0 else 0.0
         session = generate_session(seed, target_tokens=SESSION_TOKENS, cued_fraction=cued)
         conversation = OPENAI.decode(session.payload)
-        compactor = Compactor(CompactionConfig(strategies=strategies, model="gpt-4o"))
+        compactor = Compactor(CompactionConfig(strategies=strategies, tokenizer_model="gpt-4o"))
         tokens = compactor.count(conversation)
         result = compactor.compact(conversation, target_tokens=int(tokens * TARGET_RATIO))
         met += result.receipt.target_met

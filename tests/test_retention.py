@@ -14,7 +14,7 @@ from compaction.eval import REQUIRED_CATEGORIES, generate_session, score, text_o
 def test_default_pipeline_keeps_required_facts_at_15_percent(seed: int, cued: float) -> None:
     session = generate_session(seed, target_tokens=22_000, cued_fraction=cued)
     conversation = OPENAI.decode(session.payload)
-    compactor = Compactor(CompactionConfig(model="gpt-4o"))
+    compactor = Compactor(CompactionConfig(tokenizer_model="gpt-4o"))
     tokens = compactor.count(conversation)
     assert tokens >= 18_000
     result = compactor.compact(conversation, target_tokens=int(tokens * 0.15))
@@ -31,7 +31,7 @@ def test_truncation_alone_loses_what_the_digest_keeps() -> None:
     # The ruler can tell strategies apart: dropping history loses most planted facts.
     session = generate_session(203, target_tokens=22_000)
     conversation = OPENAI.decode(session.payload)
-    config = CompactionConfig.from_dict({"model": "gpt-4o", "strategies": [{"kind": "truncate"}]})
+    config = CompactionConfig.from_dict({"tokenizer_model": "gpt-4o", "strategies": [{"kind": "truncate"}]})
     compactor = Compactor(config)
     tokens = compactor.count(conversation)
     result = compactor.compact(conversation, target_tokens=int(tokens * 0.15))

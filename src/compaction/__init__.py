@@ -27,13 +27,21 @@ from compaction.dialects import (
     get_dialect,
 )
 from compaction.exceptions import (
+    AuthenticationError,
+    BadResponseError,
     CompactionError,
     ConfigError,
+    ContextOverflowError,
     DecodeError,
     InputError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitError,
+    ServerError,
     TargetUnreachableError,
     TokenizerUnavailableError,
     TranscriptInvalidError,
+    UnsupportedError,
 )
 from compaction.messages import (
     Conversation,
@@ -114,4 +122,12 @@ __all__ = [  # noqa: RUF022 (grouped by topic)
     "TargetUnreachableError",
     "TokenizerUnavailableError",
     "TranscriptInvalidError",
+    "ProviderError",
+    "AuthenticationError",
+    "BadResponseError",
+    "ContextOverflowError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "ServerError",
+    "UnsupportedError",
 ]

@@ -131,7 +131,7 @@ class Compactor:
         its per-message cache serves every later check)."""
         if self._counter is not None:
             return self._counter
-        model = self.config.model or conversation.model
+        model = self.config.tokenizer_model or conversation.model
         provider = self._provider or (
             "anthropic" if conversation.dialect == "anthropic" else "openai"
         )
@@ -144,7 +144,8 @@ class Compactor:
         return self.counter_for(conversation).count(conversation).total
 
     def window(self, conversation: Conversation) -> int | None:
-        return context_window(self.config.model or conversation.model, self.config.context_windows)
+        model = self.config.tokenizer_model or conversation.model
+        return context_window(model, self.config.context_windows)
 
     # -- deciding --------------------------------------------------------------------------
 

@@ -75,7 +75,15 @@ class CompactionConfig(BaseModel):
     min_reduction: float = Field(default=0.05, ge=0, lt=1)
     pin: PinRules = Field(default_factory=PinRules)
     strategies: tuple[Strategy, ...] = Field(default_factory=default_strategies)
-    model: str | None = None
+    model: str | None = Field(
+        default=None,
+        description="The compaction model: the one LLM strategies ask for summaries.",
+    )
+    tokenizer_model: str | None = Field(
+        default=None,
+        description="The model whose tokenizer counts the conversation and whose context "
+        "window `window_fraction` refers to. Default: the conversation's own model.",
+    )
     context_windows: dict[str, int] = Field(default_factory=dict)
 
     @field_validator("strategies")

@@ -6,7 +6,15 @@
     │   └── ConfigError            an invalid configuration (unknown key, bad value)
     ├── TranscriptInvalidError     a transcript that breaks the provider's rules (`violations`)
     ├── TokenizerUnavailableError  no tokenizer for the model and estimates were refused
-    └── TargetUnreachableError     pinned content alone exceeds the size target (`receipt`)
+    ├── TargetUnreachableError     pinned content alone exceeds the size target (`receipt`)
+    └── ProviderError              a model call failed (`provider`, `status`, `retryable`)
+        ├── ContextOverflowError   the request was longer than the model's window
+        ├── AuthenticationError    the key was missing, wrong or not allowed
+        ├── RateLimitError         too many requests (retryable)
+        ├── ProviderTimeoutError   no answer in time (retryable)
+        ├── ServerError            the provider failed (5xx, overloaded; retryable)
+        ├── BadResponseError       an answer that cannot be used (empty, malformed, refused)
+        └── UnsupportedError       the provider cannot do what was asked (e.g. structured output)
 
 This module must never import the rest of the package (everything imports it).
 """
@@ -61,3 +69,49 @@ class TargetUnreachableError(CompactionError):
     def __init__(self, message: str, *, receipt: Any = None) -> None:
         self.receipt = receipt
         super().__init__(message)
+
+
+class ProviderError(CompactionError):
+    """A model call failed. `retryable` says whether trying again may help."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, provider: str = "", status: int | None = None) -> None:
+        self.provider = provider
+        self.status = status
+        where = f"{provider}: " if provider else ""
+        super().__init__(f"{where}{message}")
+
+
+class ContextOverflowError(ProviderError):
+    """The request was longer than the model's context window."""
+
+
+class AuthenticationError(ProviderError):
+    """The API key was missing, wrong, or not allowed to use the model."""
+
+
+class RateLimitError(ProviderError):
+    """The provider asked us to slow down."""
+
+    retryable = True
+
+
+class ProviderTimeoutError(ProviderError):
+    """No complete answer arrived in time."""
+
+    retryable = True
+
+
+class ServerError(ProviderError):
+    """The provider failed on its side (5xx, overloaded)."""
+
+    retryable = True
+
+
+class BadResponseError(ProviderError):
+    """An answer arrived but cannot be used: empty, malformed, cut off, or refused."""
+
+
+class UnsupportedError(ProviderError):
+    """The provider cannot do what was asked (structured output, a parameter)."""

@@ -162,7 +162,14 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
     type=click.IntRange(min=1),
     help="Token budget of the recent tail left alone.",
 )
-@click.option("--model", help="Model whose tokenizer and window to use (default: from the input).")
+@click.option(
+    "--model",
+    help="The compaction model (LLM strategies); also counts tokens when the input names none.",
+)
+@click.option(
+    "--tokenizer-model",
+    help="Model whose tokenizer and window size the transcript (default: the input's model).",
+)
 @click.option(
     "--config",
     "config_path",
@@ -192,6 +199,7 @@ def compact_command(
     keep_recent_n: int | None,
     keep_recent_tokens: int | None,
     model: str | None,
+    tokenizer_model: str | None,
     config_path: str | None,
     receipt_path: str | None,
     dry_run: bool,
@@ -209,8 +217,11 @@ def compact_command(
         keep_recent_n=keep_recent_n,
         keep_recent_tokens=keep_recent_tokens,
         model=model,
+        tokenizer_model=tokenizer_model,
     )
     conversation = read_conversation(input_path, fmt)
+    if conversation.model is None and config.tokenizer_model is None and config.model:
+        config = config.with_overrides(tokenizer_model=config.model)
     require_valid(conversation, "<stdin>" if input_path == "-" else input_path)
     compactor = Compactor(config)
     counter = compactor.counter_for(conversation)
@@ -255,7 +266,7 @@ def compact_command(
 def count_command(input_path: str, fmt: str | None, model: str | None, as_json: bool) -> None:
     """Tokens per role and in total. Counts prefixed `~` are estimates."""
     conversation = read_conversation(input_path, fmt)
-    compactor = Compactor(CompactionConfig(model=model))
+    compactor = Compactor(CompactionConfig(tokenizer_model=model))
     counter = compactor.counter_for(conversation)
     counted = counter.count(conversation)
     if as_json:
