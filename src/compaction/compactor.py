@@ -23,11 +23,16 @@ from compaction.dialects import get_dialect
 from compaction.dialects.base import Violation
 from compaction.exceptions import TargetUnreachableError
 from compaction.messages import Conversation, Message, SummaryPart, group_messages, live_turn_index
+from compaction.providers.base import Provider
 from compaction.serialize import message_to_dict
 from compaction.strategies import StepReport, Strategy, Workspace
 from compaction.strategies.base import Removal, Slot
+from compaction.summarize.llm import Summarizer, load_template
 from compaction.tokens import ConversationCounter, context_window
 from compaction.triggers import Decision, should_compact
+
+# A window for a compaction model the registry does not know: small enough to be safe.
+DEFAULT_SUMMARY_WINDOW = 32_000
 
 Status = Literal["compacted", "noop", "target_unreachable", "failed"]
 
@@ -54,6 +59,10 @@ class Receipt:
     reason: str | None = None
 
     @property
+    def summarizer_calls(self) -> int:
+        return sum(s.summarizer_calls for s in self.steps)
+
+    @property
     def target_met(self) -> bool:
         return self.target_tokens is None or self.tokens_after <= self.target_tokens
 
@@ -71,6 +80,13 @@ class Receipt:
             "protected_tokens": self.protected_tokens,
             "estimated": self.estimated,
             "steps": [s.to_dict() for s in self.steps],
+            "summarizer": {
+                "calls": self.summarizer_calls,
+                "input_tokens": sum(s.input_tokens for s in self.steps),
+                "output_tokens": sum(s.output_tokens for s in self.steps),
+                "ms": round(sum(s.summarizer_ms for s in self.steps), 1),
+                "errors": [e for s in self.steps for e in s.errors],
+            },
             "removed": [
                 {"index": r.index, "handle": r.handle, "action": r.action} for r in self.removed
             ],
@@ -113,6 +129,7 @@ class Compactor:
         *,
         counter: ConversationCounter | None = None,
         provider: str | None = None,
+        summarizer: Provider | None = None,
         before_compact: Hook | None = None,
         after_compact: Hook | None = None,
     ) -> None:
@@ -123,6 +140,8 @@ class Compactor:
         self.before_compact = before_compact
         self.after_compact = after_compact
         self._floor: int | None = None
+        self._summary_provider = summarizer
+        self._summarizer: Summarizer | None = None
 
     # -- counting --------------------------------------------------------------------------
 
@@ -146,6 +165,34 @@ class Compactor:
     def window(self, conversation: Conversation) -> int | None:
         model = self.config.tokenizer_model or conversation.model
         return context_window(model, self.config.context_windows)
+
+    def summarizer_for(self, counter: ConversationCounter) -> Summarizer | None:
+        """The summarizer (kept across compactions: its circuit breaker has memory), or None
+        when no summarizer provider was given."""
+        if self._summary_provider is None:
+            return None
+        if self._summarizer is None:
+            config = self.config
+            template = None
+            if config.prompt is not None or config.prompt_file is not None:
+                template = load_template(text=config.prompt, path=config.prompt_file)
+            window = (
+                config.summary_window
+                or context_window(config.model, config.context_windows)
+                or DEFAULT_SUMMARY_WINDOW
+            )
+            self._summarizer = Summarizer(
+                self._summary_provider,
+                count=counter.counter.count_text,
+                model=config.model,
+                window=window,
+                max_output_tokens=config.summary_max_tokens,
+                structured=config.structured_summary,
+                instructions=config.instructions,
+                templates={"summary": template} if template is not None else None,
+                failure_threshold=config.summarizer_failures,
+            )
+        return self._summarizer
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -216,6 +263,7 @@ class Compactor:
             self.before_compact(conversation, None)
 
         work = self._workspace(conversation, counter, counted.total, target)
+        work.summarizer = self.summarizer_for(counter)
         protected_tokens = work.overhead + sum(s.tokens for s in work.slots if s.protected)
         if target is not None and protected_tokens > target:
             # No strategy can meet this target. Dropping everything else would lose history
@@ -255,7 +303,8 @@ class Compactor:
                 f"tokens; the best result is {after} tokens"
             )
         meaningful = after <= tokens * (1 - self.config.min_reduction)
-        if target is None and status == "compacted" and not meaningful:
+        paid = any(s.summarizer_calls for s in steps)
+        if target is None and status == "compacted" and not meaningful and not paid:
             unchanged = receipt(
                 "noop",
                 conversation,

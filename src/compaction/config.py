@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from compaction.exceptions import ConfigError
 from compaction.strategies import (
@@ -85,6 +92,27 @@ class CompactionConfig(BaseModel):
         "window `window_fraction` refers to. Default: the conversation's own model.",
     )
     context_windows: dict[str, int] = Field(default_factory=dict)
+    prompt: str | None = Field(
+        default=None, description="Summary prompt template (Jinja2 text) replacing the default."
+    )
+    prompt_file: str | None = Field(
+        default=None, description="Path of a summary prompt template replacing the default."
+    )
+    instructions: str | None = Field(
+        default=None, description="Added to the summary prompt (e.g. what to keep)."
+    )
+    summary_max_tokens: int = Field(
+        default=2048, gt=0, description="Output the summarizer may write (reserved)."
+    )
+    summary_window: int | None = Field(
+        default=None, gt=0, description="The compaction model's window (default: registry)."
+    )
+    structured_summary: bool = Field(
+        default=True, description="Ask for JSON first; free text is the fallback."
+    )
+    summarizer_failures: int = Field(
+        default=3, gt=0, description="Consecutive failures that open the circuit breaker."
+    )
 
     @field_validator("strategies")
     @classmethod
@@ -92,6 +120,12 @@ class CompactionConfig(BaseModel):
         if not strategies:
             raise ValueError("at least one strategy is required")
         return strategies
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> CompactionConfig:
+        if self.prompt is not None and self.prompt_file is not None:
+            raise ValueError("give `prompt` or `prompt_file`, not both")
+        return self
 
     @field_validator("context_windows")
     @classmethod

@@ -11,19 +11,23 @@ from pydantic import Field
 from compaction.strategies.base import Removal, Slot, StepReport, Workspace
 from compaction.strategies.digest import DigestStrategy
 from compaction.strategies.mask import MaskStrategy
+from compaction.strategies.summarize import SequenceStrategy, SummarizeStrategy
 from compaction.strategies.truncate import TruncateStrategy
 
 Strategy: TypeAlias = Annotated[
-    MaskStrategy | DigestStrategy | TruncateStrategy, Field(discriminator="kind")
+    MaskStrategy | DigestStrategy | SummarizeStrategy | SequenceStrategy | TruncateStrategy,
+    Field(discriminator="kind"),
 ]
 
 __all__ = [
     "DigestStrategy",
     "MaskStrategy",
     "Removal",
+    "SequenceStrategy",
     "Slot",
     "StepReport",
     "Strategy",
+    "SummarizeStrategy",
     "TruncateStrategy",
     "Workspace",
 ]

@@ -13,9 +13,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compaction.messages import Group, Message, SummaryPart, group_messages
+
+if TYPE_CHECKING:
+    from compaction.summarize.llm import Summarizer
 
 
 @dataclass
@@ -36,15 +39,29 @@ class StepReport:
     tokens_after: int
     messages_affected: int = 0
     detail: str = ""
+    summarizer_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    summarizer_ms: float = 0.0
+    errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "strategy": self.strategy,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "messages_affected": self.messages_affected,
             "detail": self.detail,
         }
+        if self.summarizer_calls or self.errors:
+            data.update(
+                summarizer_calls=self.summarizer_calls,
+                input_tokens=self.input_tokens,
+                output_tokens=self.output_tokens,
+                summarizer_ms=round(self.summarizer_ms, 1),
+                errors=self.errors,
+            )
+        return data
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -86,6 +103,7 @@ class Workspace:
     target: int | None
     dialect: str | None = None
     reach_recent: bool = False
+    summarizer: Summarizer | None = None
     archive: dict[str, Message] = field(default_factory=dict)
     removed: list[Removal] = field(default_factory=list)
     _total: int = 0

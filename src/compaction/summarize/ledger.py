@@ -57,6 +57,7 @@ class Ledger:
     values: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
+    narrative: list[str] = field(default_factory=list)
     messages: int = 0
 
     # -- building ------------------------------------------------------------------------
@@ -137,6 +138,7 @@ class Ledger:
             todos=list(self.todos),
             values=dict(self.values),
             notes=[*self.notes, *(n for n in later.notes if n not in self.notes)],
+            narrative=[*self.narrative, *(n for n in later.narrative if n not in self.narrative)],
             identifiers=list(self.identifiers),
             messages=self.messages + later.messages,
         )
@@ -440,12 +442,34 @@ _H_TESTS = "## Latest test status"
 _H_DECISIONS = "## Decisions and plans stated by the assistant"
 _H_TODOS = "## Open to-dos"
 _H_NOTES = "## Notes by the assistant"
+_H_EARLIER = "## Earlier summary"
+# Sections an LLM summary adds (see `compaction.strategies.summarize`), read back on merge.
+H_SUMMARY = "## Summary"
+H_FACTS = "## Facts to remember"
+H_NEXT = "## Outstanding to-dos"
+_NARRATIVE = (_H_EARLIER, H_SUMMARY)
 _H_IDS = "## Identifiers seen in tool output"
 
 
 def render_ledger(ledger: Ledger, limits: Limits) -> str:
     """The body of a digest summary (without the `[compacted: …]` header)."""
-    lines = [OPEN_TAG, SHORT_PREAMBLE if limits.short_preamble else PREAMBLE]
+    preamble = SHORT_PREAMBLE if limits.short_preamble else PREAMBLE
+    return "\n".join([OPEN_TAG, preamble, *ledger_sections(ledger, limits), CLOSE_TAG])
+
+
+def indented(text: str) -> list[str]:
+    """Free text as lines indented by two spaces, so no line of it can read as a heading
+    or an item when the summary is parsed back."""
+    return ["  " + line if line.strip() else "" for line in text.strip().splitlines()]
+
+
+def ledger_sections(ledger: Ledger, limits: Limits) -> list[str]:
+    """The ledger's sections, each preceded by a blank line."""
+    lines: list[str] = []
+    if ledger.narrative:
+        lines += ["", _H_EARLIER]
+        for text in ledger.narrative[-2:]:
+            lines += indented(bounded_user_text(text, limits.user_chars * 3))
     if ledger.user_messages:
         lines += ["", _H_USER]
         for text in ledger.user_messages:
@@ -485,8 +509,7 @@ def render_ledger(ledger: Ledger, limits: Limits) -> str:
     if ledger.identifiers and limits.identifiers:
         lines += ["", _H_IDS]
         lines += [f"- {i}" for i in ledger.identifiers[-limits.identifiers :]]
-    lines.append(CLOSE_TAG)
-    return "\n".join(lines)
+    return lines
 
 
 def _quote_source(source: str) -> str:
@@ -502,19 +525,24 @@ _VALUE_LINE = re.compile(r"^- ([^:]+): (.*?)(?: \(earlier: (.*)\))?$")
 def parse_ledger(text: str) -> Ledger:
     """Read a rendered digest back into a ledger, so the next compaction can merge into it.
 
-    Text that is not a digest (an LLM summary, a truncation marker) is kept whole as one
-    earlier user-facing note, so nothing it says is lost."""
+    An LLM summary's prose and facts come back as narrative, notes and to-dos; text in no
+    known shape (a truncation marker, a summary someone else wrote) is kept whole as
+    narrative, so nothing it says is lost."""
     ledger = Ledger()
     body = text.partition("\n")[2] if text.startswith("[compacted:") else text
     if OPEN_TAG not in body or "\n## " not in body:
         note = body.replace(OPEN_TAG, "").replace(CLOSE_TAG, "").strip()
         if note:
-            ledger.decisions.append(note if len(note) <= 2000 else note[:1997] + "...")
+            ledger.narrative.append(note)
         return ledger
     section = None
     item: list[str] = []
+    prose: list[str] = []
 
     def flush() -> None:
+        if section in _NARRATIVE and prose:
+            ledger.narrative.append("\n".join(line[2:] for line in prose).strip())
+            prose.clear()
         if section is None or not item:
             return
         line = "\n".join(item)
@@ -534,9 +562,9 @@ def parse_ledger(text: str) -> Ledger:
             ledger.test_status = content
         elif section == _H_DECISIONS:
             ledger.decisions.append(content)
-        elif section == _H_TODOS:
+        elif section in (_H_TODOS, H_NEXT):
             ledger.todos.append(content)
-        elif section == _H_NOTES:
+        elif section in (_H_NOTES, H_FACTS):
             ledger.notes.append(content)
         elif section == _H_IDS:
             ledger.identifiers.append(content)
@@ -547,6 +575,9 @@ def parse_ledger(text: str) -> Ledger:
         if line.startswith("## "):
             flush()
             section, item = line, []
+        elif section in _NARRATIVE:
+            if line.strip():
+                prose.append(line if line.startswith("  ") else "  " + line)
         elif line.startswith("- "):
             flush()
             item = [line]
