@@ -7,7 +7,8 @@
     ├── TranscriptInvalidError     a transcript that breaks the provider's rules (`violations`)
     ├── TokenizerUnavailableError  no tokenizer for the model and estimates were refused
     ├── TargetUnreachableError     pinned content alone exceeds the size target (`receipt`)
-    └── ProviderError              a model call failed (`provider`, `status`, `retryable`)
+    └── ProviderError              a model call failed (`provider`, `status`, `retryable`,
+                                   `retry_after`)
         ├── ContextOverflowError   the request was longer than the model's window
         ├── AuthenticationError    the key was missing, wrong or not allowed
         ├── RateLimitError         too many requests (retryable)
@@ -72,9 +73,11 @@ class TargetUnreachableError(CompactionError):
 
 
 class ProviderError(CompactionError):
-    """A model call failed. `retryable` says whether trying again may help."""
+    """A model call failed. `retryable` says whether trying again may help; `retry_after` is
+    the wait in seconds the provider asked for (None when it named none)."""
 
     retryable = False
+    retry_after: float | None = None
 
     def __init__(self, message: str, *, provider: str = "", status: int | None = None) -> None:
         self.provider = provider

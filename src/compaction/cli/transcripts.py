@@ -21,11 +21,29 @@ from compaction.config import CompactionConfig
 from compaction.dialects import decode_any, detect_dialect, get_dialect, load_payload
 from compaction.exceptions import CompactionError, InputError
 from compaction.messages import Conversation
+from compaction.providers.base import Provider
 from compaction.strategies import Strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("openai", "anthropic", "traj")
+STRATEGY_NAMES = ("mask", "digest", "summarize", "sequence", "truncate")
+LLM_STRATEGIES = {"summarize", "sequence"}
+PROVIDERS = ("openai", "anthropic")
+
+
+def make_provider(name: str, model: str | None, base_url: str | None) -> Provider:
+    """The summarizer provider the command line asked for; keys come from the environment
+    (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`)."""
+    if not model:
+        raise click.UsageError(f"--provider {name} needs --model (the compaction model)")
+    if name == "openai":
+        from compaction.providers.openai import OpenAIProvider
+
+        return OpenAIProvider(model, base_url=base_url)
+    from compaction.providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider(model, base_url=base_url)
 
 
 def user_errors(func: F) -> F:
@@ -81,7 +99,7 @@ def parse_strategies(names: str) -> tuple[Strategy, ...]:
             chosen.append(adapter.validate_python({"kind": name}))
         except ValidationError:
             raise click.BadParameter(
-                f"unknown strategy {name!r} (choose from mask, digest, truncate)",
+                f"unknown strategy {name!r} (choose from {', '.join(STRATEGY_NAMES)})",
                 param_hint="--strategy",
             ) from None
     if not chosen:
@@ -107,6 +125,14 @@ def describe(receipt: Receipt) -> str:
                 f"  {step.strategy:<9} {step.detail:<40} "
                 f"{step.tokens_before:,} → {step.tokens_after:,} tokens"
             )
+    if receipt.summarizer_calls:
+        data = receipt.to_dict(include_archive=False)["summarizer"]
+        lines.append(
+            f"  summarizer: {data['calls']} calls, {data['input_tokens']:,} tokens in, "
+            f"{data['output_tokens']:,} out, {data['ms'] / 1000:.1f} s"
+        )
+    for step in receipt.steps:
+        lines.extend(f"  {step.strategy}: {error}" for error in step.errors)
     if receipt.reason:
         lines.append(f"  {receipt.reason}")
     lines.extend(f"  note: {n}" for n in receipt.notes)
@@ -187,6 +213,14 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
     is_flag=True,
     help="Print what would be masked, digested or dropped; write nothing.",
 )
+@click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    help="Summarizer for the summarize/sequence strategies (keys: OPENAI_API_KEY, "
+    "ANTHROPIC_API_KEY).",
+)
+@click.option("--base-url", help="The provider's base URL (any OpenAI-compatible server).")
+@click.option("--instructions", help="Added to the summary prompt for this run.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the summaries written, on stderr.")
 @user_errors
 def compact_command(
@@ -203,6 +237,9 @@ def compact_command(
     config_path: str | None,
     receipt_path: str | None,
     dry_run: bool,
+    provider: str | None,
+    base_url: str | None,
+    instructions: str | None,
     verbose: bool,
 ) -> None:
     """Compact a transcript (OpenAI, Anthropic or SWE-agent .traj JSON; `-` for stdin).
@@ -218,12 +255,19 @@ def compact_command(
         keep_recent_tokens=keep_recent_tokens,
         model=model,
         tokenizer_model=tokenizer_model,
+        instructions=instructions,
     )
+    wants_llm = {s.kind for s in config.strategies} & LLM_STRATEGIES
+    if wants_llm and provider is None:
+        raise click.UsageError(
+            f"the {', '.join(sorted(wants_llm))} strategy needs a summarizer: give --provider"
+        )
+    summarizer = make_provider(provider, config.model, base_url) if provider else None
     conversation = read_conversation(input_path, fmt)
     if conversation.model is None and config.tokenizer_model is None and config.model:
         config = config.with_overrides(tokenizer_model=config.model)
     require_valid(conversation, "<stdin>" if input_path == "-" else input_path)
-    compactor = Compactor(config)
+    compactor = Compactor(config, summarizer=summarizer)
     counter = compactor.counter_for(conversation)
     tokens = counter.count(conversation).total
     if target_ratio is not None:

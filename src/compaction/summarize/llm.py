@@ -43,7 +43,8 @@ SUMMARY_SCHEMA = OutputSchema(
             "kept_facts": {"type": "array", "items": {"type": "string"}},
             "next_steps": {"type": "array", "items": {"type": "string"}},
         },
-        "required": ["summary", "kept_facts"],
+        # OpenAI's strict mode wants every property required; an empty list is a fine answer.
+        "required": ["summary", "kept_facts", "next_steps"],
         "additionalProperties": False,
     },
 )
