@@ -31,7 +31,9 @@ def test_truncation_alone_loses_what_the_digest_keeps() -> None:
     # The ruler can tell strategies apart: dropping history loses most planted facts.
     session = generate_session(203, target_tokens=22_000)
     conversation = OPENAI.decode(session.payload)
-    config = CompactionConfig.from_dict({"tokenizer_model": "gpt-4o", "strategies": [{"kind": "truncate"}]})
+    config = CompactionConfig.from_dict(
+        {"tokenizer_model": "gpt-4o", "strategies": [{"kind": "truncate"}]}
+    )
     compactor = Compactor(config)
     tokens = compactor.count(conversation)
     result = compactor.compact(conversation, target_tokens=int(tokens * 0.15))
