@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compaction.compactor import Compactor, validate_for
-from compaction.config import CompactionConfig, PinRules
+from compaction.config import CompactionConfig
 from compaction.messages import (
     Conversation,
     ImagePart,
@@ -19,6 +19,8 @@ from compaction.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from compaction.providers.base import CompletionRequest
+from compaction.providers.testing import FunctionProvider
 
 _words = (
     st.lists(
@@ -127,13 +129,44 @@ def _contains_parts(haystack: Conversation, message: Message) -> bool:
     return False
 
 
-def _check(conversation: Conversation, ratio: float, keep_recent: int, first_user: bool) -> None:
-    config = CompactionConfig(
-        keep_recent_n=keep_recent, pin=PinRules(first_user_message=first_user)
+PIPELINES: tuple[tuple[str, ...], ...] = (
+    ("mask", "digest", "truncate"),
+    ("summarize", "truncate"),
+    ("mask", "sequence", "digest", "truncate"),
+)
+
+
+def _model(request: CompletionRequest) -> dict[str, object]:
+    """A summarizer whose answer grows with its input, as a real one's would."""
+    size = len(request.messages[-1].text)
+    return {
+        "summary": "The agent worked. " * (1 + size // 2000),
+        "kept_facts": ["x"],
+        "next_steps": [],
+    }
+
+
+def _check(
+    conversation: Conversation,
+    ratio: float,
+    keep_recent: int,
+    first_user: bool,
+    pipeline: tuple[str, ...] = PIPELINES[0],
+) -> None:
+    config = CompactionConfig.from_dict(
+        {
+            "keep_recent_n": keep_recent,
+            "pin": {"first_user_message": first_user},
+            "strategies": [{"kind": k} for k in pipeline],
+        }
     )
-    before = Compactor(config).count(conversation)
+
+    def compactor() -> Compactor:
+        return Compactor(config, summarizer=FunctionProvider(_model))
+
+    before = compactor().count(conversation)
     target = max(int(before * ratio), 1)
-    result = Compactor(config).compact(conversation, target_tokens=target)
+    result = compactor().compact(conversation, target_tokens=target)
     out = result.conversation
     receipt = result.receipt
     assert receipt.status != "failed", receipt.reason
@@ -145,7 +178,7 @@ def _check(conversation: Conversation, ratio: float, keep_recent: int, first_use
     live = _live_turn(conversation)
     if live is not None:
         assert _contains_parts(out, live)
-    again = Compactor(config).compact(conversation, target_tokens=target)
+    again = compactor().compact(conversation, target_tokens=target)
     assert again.conversation == out
     assert again.receipt.summaries == receipt.summaries
 
@@ -154,18 +187,30 @@ _SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Hea
 
 
 @_SETTINGS
-@given(transcripts("openai"), st.floats(0.01, 1.0), st.integers(0, 10), st.booleans())
+@given(
+    transcripts("openai"),
+    st.floats(0.01, 1.0),
+    st.integers(0, 10),
+    st.booleans(),
+    st.sampled_from(PIPELINES),
+)
 def test_openai_invariants(
-    conversation: Conversation, ratio: float, keep: int, first: bool
+    conversation: Conversation, ratio: float, keep: int, first: bool, pipeline: tuple[str, ...]
 ) -> None:
     assert validate_for(conversation) == []
-    _check(conversation, ratio, keep, first)
+    _check(conversation, ratio, keep, first, pipeline)
 
 
 @_SETTINGS
-@given(transcripts("anthropic"), st.floats(0.01, 1.0), st.integers(0, 10), st.booleans())
+@given(
+    transcripts("anthropic"),
+    st.floats(0.01, 1.0),
+    st.integers(0, 10),
+    st.booleans(),
+    st.sampled_from(PIPELINES),
+)
 def test_anthropic_invariants(
-    conversation: Conversation, ratio: float, keep: int, first: bool
+    conversation: Conversation, ratio: float, keep: int, first: bool, pipeline: tuple[str, ...]
 ) -> None:
     assert validate_for(conversation) == [], [str(v) for v in validate_for(conversation)]
-    _check(conversation, ratio, keep, first)
+    _check(conversation, ratio, keep, first, pipeline)
