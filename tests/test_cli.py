@@ -287,3 +287,32 @@ def test_every_real_trajectory_compacts_to_valid_openai_naming_edited_files(
             assert name in text, f"{path.name}: edited file {name} lost at ratio {ratio}"
             checked += 1
     assert checked >= MIN_CHECKED[ratio]
+
+
+def test_llm_strategy_needs_a_provider(session_file: Path) -> None:
+    code, _, err = run("compact", str(session_file), "--strategy", "summarize")
+    assert code == 2
+    assert "needs a summarizer: give --provider" in err
+
+
+def test_provider_without_a_key_is_a_usage_error(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, _, err = run(
+        "compact",
+        str(session_file),
+        "--strategy",
+        "summarize",
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o-mini",
+    )
+    assert code == 2
+    assert "OPENAI_API_KEY" in err
+    code, _, err = run(
+        "compact", str(session_file), "--strategy", "sequence", "--provider", "openai"
+    )
+    assert code == 2
+    assert "needs --model" in err

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from compaction.compactor import Compactor, Receipt, validate_for
 from compaction.config import CompactionConfig
 from compaction.dialects import decode_any, detect_dialect, get_dialect, load_payload
-from compaction.exceptions import CompactionError, InputError
+from compaction.exceptions import AuthenticationError, CompactionError, InputError
 from compaction.messages import Conversation
 from compaction.providers.base import Provider
 from compaction.strategies import Strategy
@@ -37,13 +37,16 @@ def make_provider(name: str, model: str | None, base_url: str | None) -> Provide
     (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`)."""
     if not model:
         raise click.UsageError(f"--provider {name} needs --model (the compaction model)")
-    if name == "openai":
-        from compaction.providers.openai import OpenAIProvider
+    try:
+        if name == "openai":
+            from compaction.providers.openai import OpenAIProvider
 
-        return OpenAIProvider(model, base_url=base_url)
-    from compaction.providers.anthropic import AnthropicProvider
+            return OpenAIProvider(model, base_url=base_url)
+        from compaction.providers.anthropic import AnthropicProvider
 
-    return AnthropicProvider(model, base_url=base_url)
+        return AnthropicProvider(model, base_url=base_url)
+    except (AuthenticationError, ImportError) as e:
+        raise click.UsageError(str(e)) from None
 
 
 def user_errors(func: F) -> F:
