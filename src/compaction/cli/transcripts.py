@@ -110,6 +110,12 @@ def parse_strategies(names: str) -> tuple[Strategy, ...]:
     return tuple(chosen)
 
 
+def one_line(text: str, limit: int = 200) -> str:
+    """The first line of a message, clipped: server errors can carry whole tracebacks."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
 def fmt_tokens(value: int, estimated: bool) -> str:
     return f"~{value:,}" if estimated else f"{value:,}"
 
@@ -130,12 +136,14 @@ def describe(receipt: Receipt) -> str:
             )
     if receipt.summarizer_calls:
         data = receipt.to_dict(include_archive=False)["summarizer"]
-        lines.append(
-            f"  summarizer: {data['calls']} calls, {data['input_tokens']:,} tokens in, "
-            f"{data['output_tokens']:,} out, {data['ms'] / 1000:.1f} s"
-        )
+        calls = f"{data['calls']} call{'s' if data['calls'] != 1 else ''}"
+        if data["input_tokens"] or data["output_tokens"]:
+            usage = f"{data['input_tokens']:,} tokens in, {data['output_tokens']:,} out"
+        else:
+            usage = "token usage not reported by the provider"
+        lines.append(f"  summarizer: {calls}, {usage}, {data['ms'] / 1000:.1f} s")
     for step in receipt.steps:
-        lines.extend(f"  {step.strategy}: {error}" for error in step.errors)
+        lines.extend(f"  {step.strategy}: {one_line(error)}" for error in step.errors)
     if receipt.reason:
         lines.append(f"  {receipt.reason}")
     lines.extend(f"  note: {n}" for n in receipt.notes)
