@@ -274,6 +274,7 @@ def test_sequence_compresses_the_first_run_only_and_keeps_order() -> None:
         "live",
     ]
     assert "a1" in prompt_of(provider.requests[0]) and "b1" not in prompt_of(provider.requests[0])
+    assert provider.requests[0].model == "m", "the compaction model is used for sequences too"
     second = compactor.compact(first, force=True).conversation
     assert [m.text if not m.is_summary else "S" for m in second] == [
         "s",
