@@ -82,31 +82,33 @@ class DigestStrategy(BaseModel):
             return replace(limits, user_chars=self.user_chars)
         return limits
 
-    def _digests(
-        self, work: Workspace, run: list[Group], ks: Sequence[int]
-    ) -> dict[int, tuple[int, Message]]:
-        """For each k in `ks`: the total tokens if the first k groups of `run` became one
-        digest, and that digest. One pass over the run, whatever the number of k."""
+    def _digests(self, work: Workspace, run: list[Group], ks: Sequence[int]) -> dict[int, Message]:
+        """For each k in `ks`, the digest of the first k groups of `run`. One pass over the
+        run, whatever the number of k."""
         wanted = set(ks)
         builder = LedgerBuilder(user_chars=self.user_chars)
-        start = run[0].start
-        out: dict[int, tuple[int, Message]] = {}
+        out: dict[int, Message] = {}
         count = 0
         for k, group in enumerate(run[: max(wanted)], start=1):
             for i in group.indices():
                 builder.add(work.slots[i].message)
                 count += work.stands_for(i)
             if k in wanted:
-                summary = digest_message(builder.ledger, count, self._level(0))
-                cost = work.total() - work.span_tokens(start, group.stop) + work.measure(summary)
-                out[k] = (cost, summary)
+                out[k] = digest_message(builder.ledger, count, self._level(0))
         return out
+
+    @staticmethod
+    def _cost(work: Workspace, run: list[Group], k: int, tokens: int) -> int:
+        """Total tokens if the first k groups of `run` became a digest of `tokens` tokens."""
+        return work.total() - work.span_tokens(run[0].start, run[k - 1].stop) + tokens
 
     def _choose(self, work: Workspace, run: list[Group]) -> tuple[int, Message]:
         """The end of the shortest prefix of `run` whose digest meets the target (all of it when
         none does, or when there is no target), and that digest."""
         whole = len(run)
-        full_cost, full = self._digests(work, run, [whole])[whole]
+        full = self._digests(work, run, [whole])[whole]
+        full_tokens = work.measure(full)
+        full_cost = self._cost(work, run, whole, full_tokens)
         if work.target is None or full_cost > work.target:
             return run[-1].stop, full
         # Bracket the answer by arithmetic: a prefix must remove at least the excess (low), and
@@ -127,8 +129,14 @@ class DigestStrategy(BaseModel):
         step = max((high - low) // _PROBES, 1)
         candidates = sorted({*range(low, high, step), high})
         tried = self._digests(work, run, candidates)
+        # Tokenizing every candidate would cost more than the rest of the search: estimate
+        # each from its length at the full digest's tokens-per-char, tokenize only the ones
+        # that may fit, and accept only an exact fit.
+        per_char = full_tokens / max(len(full.text), 1)
         for k in candidates:
-            cost, summary = tried[k]
-            if cost <= work.target:
+            summary = tried[k]
+            if self._cost(work, run, k, int(len(summary.text) * per_char * 0.9)) > work.target:
+                continue
+            if self._cost(work, run, k, work.measure(summary)) <= work.target:
                 return run[k - 1].stop, summary
         return run[-1].stop, full
