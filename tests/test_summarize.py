@@ -338,3 +338,25 @@ def test_summary_is_valid_json_schema_for_strict_mode() -> None:
     assert set(schema["required"]) == set(schema["properties"])
     assert schema["additionalProperties"] is False
     json.dumps(schema)
+
+
+def test_a_tight_target_shrinks_the_ledger_before_dropping_the_summary() -> None:
+    conversation = coding_session(30)
+    provider = FunctionProvider(lambda r: GOOD)
+    config = CompactionConfig.from_dict(
+        {"strategies": [{"kind": "summarize"}, {"kind": "truncate"}], "model": "m"}
+    )
+    compactor = Compactor(config, summarizer=provider)
+    loose = compactor.compact(conversation, force=True)
+    full = summaries(loose.conversation)[0]
+    protected = loose.receipt.protected_tokens
+    target = protected + 700
+    tight = Compactor(config, summarizer=FunctionProvider(lambda r: GOOD)).compact(
+        conversation, target_tokens=target
+    )
+    assert tight.receipt.status == "compacted"
+    assert tight.receipt.tokens_after <= target
+    [text] = summaries(tight.conversation)
+    assert GOOD["summary"] in text, "the model's summary survives"
+    assert len(text) < len(full)
+    assert not any(s.strategy == "truncate" and s.messages_affected for s in tight.receipt.steps)

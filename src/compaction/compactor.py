@@ -271,8 +271,10 @@ class Compactor:
             work.target = None
         steps = run_pipeline(work, self.config.strategies)
         work.target = target
-        if not work.fits() and not any(
-            work.compactable(i) and not s.message.is_summary for i, s in enumerate(work.slots)
+        if (
+            target is not None
+            and not work.fits()
+            and not any(not s.protected and not s.message.is_summary for s in work.slots)
         ):
             # Nothing compactable is left: what remains (protected content and the markers
             # the dialect's shape needs) is the floor no strategy can go below.

@@ -14,7 +14,7 @@ must never lose a message: every replaced original goes to the archive.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -33,6 +33,7 @@ from compaction.summarize.ledger import (
     PREAMBLE,
     Ledger,
     Limits,
+    bounded_user_text,
     extract_ledger,
     indented,
     ledger_sections,
@@ -57,6 +58,16 @@ def llm_summary_message(
     return Message("user", (SummaryPart(text, count),))
 
 
+@dataclass(frozen=True)
+class _Made:
+    """A summary a strategy put at slot `index` (`result` None: the digest stood in)."""
+
+    index: int
+    result: SummaryResult | None
+    ledger: Ledger
+    count: int
+
+
 class _LLMStrategy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     last_resort: ClassVar[bool] = False
@@ -65,8 +76,9 @@ class _LLMStrategy(BaseModel):
 
     def _replace(
         self, work: Workspace, start: int, stop: int, kind: Kind, report: StepReport
-    ) -> bool:
-        """Summarize slots `start:stop` into one message; False when they were left alone."""
+    ) -> _Made | None:
+        """Summarize slots `start:stop` into one message at `start`; None when they were left
+        alone."""
         span = [work.slots[i].message for i in range(start, stop)]
         count = sum(work.stands_for(i) for i in range(start, stop))
         ledger = extract_ledger(span)
@@ -83,10 +95,10 @@ class _LLMStrategy(BaseModel):
         except ProviderError as e:
             report.errors.append(str(e))
             if self.fallback == "none":
-                return False
+                return None
             work.replace_span(start, stop, [digest_message(ledger, count, LEVELS[0])], "digested")
             report.detail = f"summarizer failed; digest applied ({count} messages)"
-            return True
+            return _Made(start, None, ledger, count)
         report.summarizer_calls += result.calls
         report.input_tokens += result.usage.input_tokens
         report.output_tokens += result.usage.output_tokens
@@ -101,7 +113,26 @@ class _LLMStrategy(BaseModel):
             f"{count} messages → 1 summary ({result.calls} calls, {result.chunks} chunks"
             f"{', free text' if not result.structured else ''})"
         )
-        return True
+        return _Made(start, result, ledger, count)
+
+    @staticmethod
+    def _shrink(work: Workspace, made: list[_Made]) -> None:
+        """Tighten the ledger part of the summaries made (and, last, clip the model's prose)
+        until the target is met — only once the recent tail had its turn, since shrinking
+        loses old facts."""
+        for level in range(1, len(LEVELS)):
+            if work.fits() or work.target is None or not work.reach_recent:
+                return
+            last = level == len(LEVELS) - 1
+            for one in made:
+                if one.result is None:
+                    message = digest_message(one.ledger, one.count, LEVELS[level])
+                else:
+                    result = one.result
+                    if last:
+                        result = replace(result, summary=bounded_user_text(result.summary, 600))
+                    message = llm_summary_message(result, one.ledger, one.count, LEVELS[level])
+                work.swap(one.index, message)
 
 
 class SummarizeStrategy(_LLMStrategy):
@@ -113,6 +144,7 @@ class SummarizeStrategy(_LLMStrategy):
         report = StepReport(self.kind, work.total(), work.total())
         replaced = 0
         shift = 0
+        made: list[_Made] = []
         for run in work.compactable_runs():
             if work.fits():
                 break
@@ -120,9 +152,12 @@ class SummarizeStrategy(_LLMStrategy):
             if stop - start == 1 and work.slots[start].message.is_summary:
                 continue  # only an earlier summary: nothing new to summarize
             before = stop - start
-            if self._replace(work, start, stop, "summary", report):
+            one = self._replace(work, start, stop, "summary", report)
+            if one is not None:
+                made.append(one)
                 replaced += before
                 shift += before - 1
+        self._shrink(work, made)
         report.tokens_after = work.total()
         report.messages_affected = replaced
         return report
@@ -157,7 +192,9 @@ class SequenceStrategy(_LLMStrategy):
             report.detail = "no run of consecutive assistant messages" if not run else ""
             return report
         start, stop = run[0].start, run[-1].stop
-        if self._replace(work, start, stop, "sequence", report):
+        one = self._replace(work, start, stop, "sequence", report)
+        if one is not None:
             report.messages_affected = stop - start
+            self._shrink(work, [one])
         report.tokens_after = work.total()
         return report
