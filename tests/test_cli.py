@@ -204,15 +204,15 @@ def test_validate_reports_every_violation_with_index(tmp_path: Path) -> None:
 
 
 def test_validate_against_the_other_dialect(tmp_path: Path) -> None:
-    path = tmp_path / "two-users.json"
+    path = tmp_path / "assistant-first.json"
     path.write_text(
-        json.dumps([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+        json.dumps([{"role": "assistant", "content": "hi"}, {"role": "user", "content": "b"}])
     )
     code, _, _ = run("validate", str(path))
     assert code == 0
     code, out, _ = run("validate", str(path), "--dialect", "anthropic")
     assert code == 1
-    assert out.startswith("message 1:")
+    assert out.startswith("message 0:")
 
 
 MIN_CHECKED = {"0.5": 30, "0.3": 15}

@@ -811,3 +811,24 @@ def test_detected_anthropic_list_decodes_with_results_in_user_messages() -> None
     assert _roles(conversation) == ["user", "assistant", "user"]
     assert conversation[2].tool_results[0].tool_call_id == "t1"
     assert ANTHROPIC.encode(conversation) == payload
+
+
+def test_conversion_from_openai_folds_same_role_neighbours_tool_results_first() -> None:
+    openai_payload = [
+        {"role": "user", "content": "go"},
+        {"role": "user", "content": "quickly"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "done"},
+        {"role": "user", "content": "next"},
+    ]
+    conversation = OPENAI.decode(openai_payload)
+    wire = ANTHROPIC.encode(conversation)
+    assert [m["role"] for m in wire["messages"]] == ["user", "assistant", "user"]
+    assert [b["type"] for b in wire["messages"][2]["content"]] == ["tool_result", "text"]
+    assert ANTHROPIC.validate(conversation) == []

@@ -9,6 +9,7 @@ import logging
 
 import click
 
+from compaction.cli.eval import eval_command
 from compaction.cli.transcripts import compact_command, count_command, validate_command
 
 
@@ -21,6 +22,7 @@ def cli() -> None:
 cli.add_command(compact_command)
 cli.add_command(count_command)
 cli.add_command(validate_command)
+cli.add_command(eval_command)
 
 
 def main() -> None:

@@ -328,8 +328,42 @@ def _encode_request(conversation: Conversation) -> Any:
     while lead < len(messages) and messages[lead].role == "system":
         lead += 1
     wire = _encode_messages(messages[lead:])
+    if conversation.dialect != "anthropic":
+        wire = _alternate(wire)
     system = _encode_system(messages[:lead]) if lead else ABSENT
     return encode_request(conversation, wire, form=FORM, keys=KEYS, extra=EXTRA, system=system)
+
+
+def _alternate(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages converted from another dialect, with same-role neighbours folded into one (as
+    Anthropic's API itself reads them) and tool results first in each user message.
+
+    Only for conversion: an Anthropic transcript is encoded as it came, so it round-trips."""
+    out: list[dict[str, Any]] = []
+    for message in wire:
+        if out and out[-1].get("role") == message.get("role"):
+            previous = out[-1]
+            previous["content"] = [
+                *_blocks(previous.get("content")),
+                *_blocks(message.get("content")),
+            ]
+            continue
+        out.append(dict(message))
+    for message in out:
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, list):
+            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            others = [
+                b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")
+            ]
+            message["content"] = [*results, *others]
+    return out
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []
 
 
 def _encode_system(messages: Sequence[Message]) -> Any:
