@@ -25,7 +25,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from compaction.dialects import ANTHROPIC
@@ -42,11 +42,10 @@ from compaction.providers.errors import (
     empty_answer,
     error_details,
     error_from_response,
-    error_from_transport,
     import_sdk,
     retry_after_from_headers,
 )
-from compaction.providers.retry import call_with_retries
+from compaction.providers.retry import RetryingAdapter
 
 if TYPE_CHECKING:
     import httpx2
@@ -59,7 +58,7 @@ STRUCTURED_WORDS: Final = ("tool_choice", "tools", "input_schema")
 NO_KEY: Final = "not-needed"
 
 
-class AnthropicProvider:
+class AnthropicProvider(RetryingAdapter):
     """The Messages API on the official `anthropic` SDK.
 
     `api_key` defaults to `ANTHROPIC_API_KEY` (or the SDK's `ANTHROPIC_AUTH_TOKEN`); with a
@@ -86,13 +85,9 @@ class AnthropicProvider:
         import_sdk("anthropic", extra="anthropic")
         import anthropic
 
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be at least 0, not {max_retries}")
         self.model = model
         self.max_output_tokens = max_output_tokens
-        self._max_retries = max_retries
-        self._sleep = sleep
-        self._rng = rng if rng is not None else random.Random()
+        self._init_retries(max_retries, sleep, rng)
         if client is None:
             client = anthropic.Anthropic(
                 api_key=_resolve_key(api_key, base_url),
@@ -107,16 +102,6 @@ class AnthropicProvider:
     def name(self) -> str:
         return PROVIDER
 
-    def complete(self, request: CompletionRequest) -> Completion:
-        started = time.perf_counter()
-        completion = call_with_retries(
-            lambda: self._complete_once(request),
-            attempts=self._max_retries + 1,
-            sleep=self._sleep,
-            rng=self._rng,
-        )
-        return replace(completion, elapsed_ms=(time.perf_counter() - started) * 1000)
-
     def _complete_once(self, request: CompletionRequest) -> Completion:
         import anthropic
 
@@ -124,7 +109,8 @@ class AnthropicProvider:
             request, model=self.model, max_output_tokens=self.max_output_tokens
         )
         structured = request.output_schema is not None
-        try:
+
+        def call() -> Completion:
             stream = self._client.messages.create(**body)
             with stream:
                 return completion_from_events(
@@ -132,16 +118,15 @@ class AnthropicProvider:
                     model=request.model or self.model,
                     output_schema=request.output_schema,
                 )
-        except anthropic.AnthropicError as e:
-            raise _translate(e, structured=structured) from e
-        except ProviderError:
-            raise
-        except Exception as e:
-            # The SDK's stream reader lets httpx2's read errors through unwrapped.
-            translated = error_from_transport(PROVIDER, e)
-            if translated is None:
-                raise
-            raise translated from e
+
+        # The SDK's stream reader lets httpx2's read errors through unwrapped: `_translated`
+        # handles those too.
+        return self._translated(
+            call,
+            provider=PROVIDER,
+            sdk_error=anthropic.AnthropicError,
+            translate=lambda e: _translate(e, structured=structured),
+        )
 
 
 def _resolve_key(api_key: str | None, base_url: str | None) -> str | None:

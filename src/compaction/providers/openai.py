@@ -24,7 +24,6 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from compaction.dialects import OPENAI
@@ -41,11 +40,10 @@ from compaction.providers.errors import (
     empty_answer,
     error_details,
     error_from_response,
-    error_from_transport,
     import_sdk,
     retry_after_from_headers,
 )
-from compaction.providers.retry import call_with_retries
+from compaction.providers.retry import RetryingAdapter
 
 if TYPE_CHECKING:
     import httpx2
@@ -65,7 +63,7 @@ STRUCTURED_WORDS: Final = ("response_format", "json_schema", "json schema", "str
 NO_KEY: Final = "not-needed"
 
 
-class OpenAIProvider:
+class OpenAIProvider(RetryingAdapter):
     """Chat Completions on the official `openai` SDK.
 
     `api_key` defaults to `OPENAI_API_KEY`; with a `base_url` (or `OPENAI_BASE_URL`) and no
@@ -91,12 +89,8 @@ class OpenAIProvider:
         import_sdk("openai", extra="openai")
         import openai
 
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be at least 0, not {max_retries}")
         self.model = model
-        self._max_retries = max_retries
-        self._sleep = sleep
-        self._rng = rng if rng is not None else random.Random()
+        self._init_retries(max_retries, sleep, rng)
         if client is None:
             client = openai.OpenAI(
                 api_key=_resolve_key(api_key, base_url),
@@ -115,22 +109,13 @@ class OpenAIProvider:
     def name(self) -> str:
         return PROVIDER
 
-    def complete(self, request: CompletionRequest) -> Completion:
-        started = time.perf_counter()
-        completion = call_with_retries(
-            lambda: self._complete_once(request),
-            attempts=self._max_retries + 1,
-            sleep=self._sleep,
-            rng=self._rng,
-        )
-        return replace(completion, elapsed_ms=(time.perf_counter() - started) * 1000)
-
     def _complete_once(self, request: CompletionRequest) -> Completion:
         import openai
 
         body = chat_request_body(request, model=self.model, max_tokens_key=self._max_tokens_key)
         structured = request.output_schema is not None
-        try:
+
+        def call() -> Completion:
             stream = self._client.chat.completions.create(**body)
             with stream:
                 return completion_from_chunks(
@@ -138,15 +123,13 @@ class OpenAIProvider:
                     model=request.model or self.model,
                     output_schema=request.output_schema,
                 )
-        except openai.OpenAIError as e:
-            raise _translate(e, structured=structured) from e
-        except ProviderError:
-            raise
-        except Exception as e:
-            translated = error_from_transport(PROVIDER, e)
-            if translated is None:
-                raise
-            raise translated from e
+
+        return self._translated(
+            call,
+            provider=PROVIDER,
+            sdk_error=openai.OpenAIError,
+            translate=lambda e: _translate(e, structured=structured),
+        )
 
 
 def _resolve_key(api_key: str | None, base_url: str | None) -> str:

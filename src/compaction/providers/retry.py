@@ -15,11 +15,14 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from compaction.exceptions import ProviderError
+from compaction.providers.base import Completion, CompletionRequest
+from compaction.providers.errors import error_from_transport
 
-__all__ = ["backoff_delay", "call_with_retries"]
+__all__ = ["RetryingAdapter", "backoff_delay", "call_with_retries"]
 
 T = TypeVar("T")
 
@@ -76,3 +79,60 @@ def call_with_retries(
             )
             sleep(delay)
             attempt += 1
+
+
+class RetryingAdapter:
+    """What the SDK adapters share: `complete` is `_complete_once` inside the retry loop,
+    timed; SDK and transport errors are translated at one boundary (`_translated`).
+
+    Subclasses set `_max_retries`, `_sleep` and `_rng` through `_init_retries` and implement
+    `_complete_once`.
+    """
+
+    _max_retries: int
+    _sleep: Callable[[float], None]
+    _rng: random.Random
+
+    def _init_retries(
+        self, max_retries: int, sleep: Callable[[float], None], rng: random.Random | None
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be at least 0, not {max_retries}")
+        self._max_retries = max_retries
+        self._sleep = sleep
+        self._rng = rng if rng is not None else random.Random()
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        completion = call_with_retries(
+            lambda: self._complete_once(request),
+            attempts=self._max_retries + 1,
+            sleep=self._sleep,
+            rng=self._rng,
+        )
+        return replace(completion, elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    def _complete_once(self, request: CompletionRequest) -> Completion:
+        raise NotImplementedError
+
+    @staticmethod
+    def _translated(
+        call: Callable[[], Completion],
+        *,
+        provider: str,
+        sdk_error: type[Exception],
+        translate: Callable[[Exception], ProviderError],
+    ) -> Completion:
+        """`call()`, with the SDK's errors and raw transport errors (which some SDK stream
+        readers let through) turned into `ProviderError`s."""
+        try:
+            return call()
+        except ProviderError:
+            raise
+        except sdk_error as e:
+            raise translate(e) from e
+        except Exception as e:
+            translated = error_from_transport(provider, e)
+            if translated is None:
+                raise
+            raise translated from e
