@@ -19,6 +19,7 @@ from compaction.cli.transcripts import PROVIDERS, make_provider, user_errors
 from compaction.eval.report import pct, times, write_report
 from compaction.eval.runner import (
     DEFAULT_STRATEGIES,
+    MIN_QA_REPLICATES,
     Progress,
     StrategySummary,
     generated_sessions,
@@ -129,6 +130,8 @@ def reproduce_command(
     model: str | None,
     base_url: str | None,
     out: str,
+    judge: bool = False,
+    judge_model: str | None = None,
 ) -> str:
     """The command line that reruns this evaluation, every default spelled out (so a later
     change of defaults cannot change what it measures). API keys never appear in it."""
@@ -148,6 +151,8 @@ def reproduce_command(
         args += ["--provider", provider, "--model", model or ""]
         if base_url:
             args += ["--base-url", base_url]
+        if judge:
+            args += ["--judge", "--judge-model", judge_model or model or ""]
     args += ["--out", out]
     return shlex.join(args)
 
@@ -236,9 +241,9 @@ class _Display:
 @click.option(
     "--replicates",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Repeat each compaction (for a real summarizer: confidence intervals).",
+    help="Repeat each compaction, and with --provider each round of questions, for "
+    f"confidence intervals (default 1; with --provider {MIN_QA_REPLICATES}, at least "
+    f"{MIN_QA_REPLICATES}).",
 )
 @click.option(
     "--out",
@@ -250,10 +255,18 @@ class _Display:
 @click.option(
     "--provider",
     type=click.Choice(PROVIDERS),
-    help="Summarizer for summarize/sequence (default: a deterministic stand-in, no model).",
+    help="Summarizer for summarize/sequence, and the model asked the probes as questions "
+    "(default: a deterministic stand-in, no model, and no questions).",
 )
-@click.option("--model", help="The compaction model (with --provider).")
+@click.option("--model", help="The compaction and question-answering model (with --provider).")
 @click.option("--base-url", help="The provider's base URL (any OpenAI-compatible server).")
+@click.option(
+    "--judge",
+    is_flag=True,
+    help="Also have a judge model score each compaction on Factory's six dimensions "
+    "(with --provider).",
+)
+@click.option("--judge-model", help="The judge model (default: --model).")
 @user_errors
 def eval_command(
     dataset: str,
@@ -265,17 +278,29 @@ def eval_command(
     strategies: str,
     target_ratio: float,
     successive_k: int,
-    replicates: int,
+    replicates: int | None,
     out: str,
     provider: str | None,
     model: str | None,
     base_url: str | None,
+    judge: bool,
+    judge_model: str | None,
 ) -> None:
     """Measure what compaction keeps and what it costs, and write a report."""
     specs = [s.strip() for s in strategies.split(",") if s.strip()]
     pipelines = [parse_pipeline(s) for s in specs]
     if not pipelines:
         raise click.BadParameter("at least one strategy is needed", param_hint="--strategies")
+    if provider is None and (judge or judge_model):
+        raise InputError("needs --provider (the judge is a model)", location="--judge")
+    if replicates is None:
+        replicates = MIN_QA_REPLICATES if provider else 1
+    elif provider and replicates < MIN_QA_REPLICATES:
+        raise InputError(
+            f"must be at least {MIN_QA_REPLICATES} with --provider (each question is asked "
+            f"that many times for a confidence interval), got {replicates}",
+            location="--replicates",
+        )
     summarizer = make_provider(provider, model, base_url) if provider else None
     sessions = load_sessions(
         dataset,
@@ -300,6 +325,8 @@ def eval_command(
         model=model,
         base_url=base_url,
         out=out,
+        judge=judge,
+        judge_model=judge_model,
     )
     source = "generated sessions" if dataset == "generated" else f"sessions from {dataset}"
     click.echo(
@@ -322,6 +349,8 @@ def eval_command(
         model=model,
         replicates=replicates,
         successive_k=successive_k,
+        judge=judge,
+        judge_model=judge_model,
         dataset=dataset,
         command=command,
         progress=display,

@@ -274,6 +274,20 @@ class QAResult:
         """Answers that gave a superseded value as the current one."""
         return [a for a in self.answers if a.stale]
 
+    def replicate_shares(self, category: FactCategory | None = None) -> tuple[float | None, ...]:
+        """Each replicate's share of required facts answered correctly, of one `category` or
+        of all (None for a replicate that answered none of them)."""
+        return tuple(
+            _share(
+                [
+                    a
+                    for a in self.answers
+                    if a.replicate == r and (category is None or a.fact.category == category)
+                ]
+            )
+            for r in range(self.replicates)
+        )
+
 
 def ask_probes(
     session: EvalSession,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compaction.eval.probes import CATEGORIES, DEPTHS, REQUIRED_CATEGORIES, FactCategory, Rate
+from compaction.eval.qa import JUDGE_DIMENSIONS, Interval
 from compaction.eval.runner import EvalResult, StrategySummary
 
 if TYPE_CHECKING:
@@ -128,6 +129,24 @@ def frac(rate: Rate) -> str:
     return f"{rate.kept}/{rate.total}" if rate.total else "–"
 
 
+def ci_pct(interval: Interval | None) -> str:
+    """An accuracy with its 95% confidence interval: "72.0% (65.1–78.9%)"."""
+    if interval is None:
+        return "–"
+    return f"{pct(interval.mean)} ({pct(interval.low)}–{pct(interval.high)})"
+
+
+def ci_score(interval: Interval | None) -> str:
+    """A 0–5 judge score with its 95% confidence interval: "3.7 (3.2–4.1)"."""
+    if interval is None:
+        return "–"
+    return f"{interval.mean:.1f} ({interval.low:.1f}–{interval.high:.1f})"
+
+
+def _has_qa(result: EvalResult) -> bool:
+    return any(s.has_qa for s in result.summaries)
+
+
 def times(value: float) -> str:
     return f"{value:.1f}×"
 
@@ -167,7 +186,9 @@ def headline(result: EvalResult) -> list[str]:
     compressing most) among those that met the target in the most sessions (every session,
     when any did); a pipeline that
     kept more by missing the target is named as such, and the pipeline keeping the fewest
-    facts is the contrast. Then the replay saving of the best.
+    facts is the contrast. Then, when a model was asked the probes as questions, the
+    pipelines whose compacted contexts it answered most and fewest from. Then the replay
+    saving of the best.
     """
     summaries = list(result.summaries)
     ratio = result.config.target_ratio
@@ -203,6 +224,21 @@ def headline(result: EvalResult) -> list[str]:
             f"median {times(best.compression_median)} compression (these sessions carry no "
             "facts to check)."
         )
+    asked = [s for s in summaries if s.qa_accuracy is not None]
+    if asked:
+        top = max(asked, key=lambda s: _mean(s.qa_accuracy))
+        low = min(asked, key=lambda s: _mean(s.qa_accuracy))
+        qa = result.config.qa or {}
+        model = qa.get("model") or qa.get("provider", "the model")
+        line = (
+            f"Asked every planted fact as a question against the compacted context ({model}, "
+            f"{qa.get('replicates', '?')} replicates), the model answered "
+            f"{ci_pct(top.qa_accuracy)} of them correctly (mean, 95% CI) from "
+            f"{top.pipeline.spec}"
+        )
+        if _mean(low.qa_accuracy) < _mean(top.qa_accuracy):
+            line += f" and {ci_pct(low.qa_accuracy)} from {low.pipeline.spec}"
+        lines.append(line + ".")
     lines.append(
         f"Replayed call by call with a budget of {pct(ratio, 0)} of each session, "
         f"{best.pipeline.spec} sent {pct(best.replay_saving, 0)} fewer input tokens than no "
@@ -210,6 +246,10 @@ def headline(result: EvalResult) -> list[str]:
         f"{tokens(max(r.replay.baseline_peak for r in best.runs))})."
     )
     return lines
+
+
+def _mean(interval: Interval | None) -> float:
+    return interval.mean if interval is not None else -1.0
 
 
 def _dialect_of(result: EvalResult, session: str) -> str:
@@ -506,6 +546,21 @@ DEFINITIONS = (
 )
 
 
+QA_DEFINITIONS = (
+    (
+        "questions answered",
+        "the model was asked each planted fact's question against the first compacted "
+        "context; an answer is right when it contains every probe string the question does "
+        "not give away. Mean and 95% t-interval over every session's replicates, pooled",
+    ),
+    (
+        "judge",
+        "a judge model's 0–5 scores on Factory's six dimensions, pooled over sessions and "
+        "replicates like the answers",
+    ),
+)
+
+
 def _e(value: object) -> str:
     return html.escape(str(value))
 
@@ -636,14 +691,19 @@ def render_html(result: EvalResult, charts: Sequence[str]) -> str:
         "ms (median)",
         "summarizer calls",
     ]
+    asked = _has_qa(result)
+    if asked:
+        head.insert(3, "Questions answered (95% CI)")
     rows = []
     for s in result.summaries:
         valid_bad = s.valid_openai < n or s.valid_anthropic < n
+        qa_cells = [f"<td>{_e(ci_pct(s.qa_accuracy))}</td>"] if asked else []
         rows.append(
             [
                 _name_cell(s, colors),
                 _cell(s.survival),
                 _cell(s.critical, required=True),
+                *qa_cells,
                 f"<td>{times(s.compression_median)}</td>",
                 f"<td>{s.target_met}/{n}</td>",
                 f"<td{' class=bad' if s.stale_as_current else ''}>{s.stale_as_current}</td>",
@@ -656,6 +716,30 @@ def render_html(result: EvalResult, charts: Sequence[str]) -> str:
             ]
         )
     add(_table(head, rows))
+
+    if any(s.has_judge for s in result.summaries):
+        judge_model = (config.qa or {}).get("judge_model")
+        add("<h2>Judge: Factory's six dimensions</h2>")
+        add(
+            "<p class='sub'>Scores 0 (lost) – 5 (fully preserved) from the judge model"
+            + (f" {_e(judge_model)}" if judge_model else "")
+            + ", mean and 95% CI over every session's replicates.</p>"
+        )
+        head = ["dimension", *(s.pipeline.spec for s in result.summaries)]
+        rows = [
+            [
+                f"<td>{_e(d.replace('_', ' '))}</td>",
+                *(f"<td>{_e(ci_score(s.judge_dimensions.get(d)))}</td>" for s in result.summaries),
+            ]
+            for d in JUDGE_DIMENSIONS
+        ]
+        rows.append(
+            [
+                "<td><b>mean of the six</b></td>",
+                *(f"<td><b>{_e(ci_score(s.judge_overall))}</b></td>" for s in result.summaries),
+            ]
+        )
+        add(_table(head, rows))
 
     add("<h2>Cost over a whole session, and repeated compaction</h2>")
     head = [
@@ -755,7 +839,7 @@ def render_html(result: EvalResult, charts: Sequence[str]) -> str:
     add(_table(head, rows, left=2))
 
     add("<h2>How to read this</h2><dl>")
-    for term, text in DEFINITIONS:
+    for term, text in DEFINITIONS + (QA_DEFINITIONS if _has_qa(result) else ()):
         add(f"<dt>{_e(term)}</dt><dd>{_e(text)}</dd>")
     add(f"<dt>tokenizer</dt><dd>{_e(config.tokenizer)}")
     if config.tokenizer_note:
@@ -815,17 +899,21 @@ def render_markdown(result: EvalResult, charts: Sequence[str]) -> str:
     if result.config.summarizer.get("used"):
         lines += [f"Summarizer: {result.config.summarizer.get('description')}.", ""]
     lines += [f"![{CHARTS[c]}]({c})" for c in charts]
+    asked = _has_qa(result)
     lines += [
         "",
-        "| pipeline | facts kept | critical | compression | target met | stale | mutated "
+        "| pipeline | facts kept | critical "
+        + ("| questions answered (95% CI) " if asked else "")
+        + "| compression | target met | stale | mutated "
         "| valid OpenAI · Anthropic | deterministic | replay saving "
         f"| kept after k={result.config.successive_k} |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if asked else ""),
     ]
     for s in result.summaries:
+        qa_cell = f"| {ci_pct(s.qa_accuracy)} " if asked else ""
         lines.append(
             f"| {s.pipeline.label} | {pct(s.survival)} ({frac(s.survival)}) "
-            f"| {pct(s.critical)} | {times(s.compression_median)} | {s.target_met}/{n} "
+            f"| {pct(s.critical)} {qa_cell}| {times(s.compression_median)} | {s.target_met}/{n} "
             f"| {s.stale_as_current} | {s.mutated} | {s.valid_openai}/{n} · "
             f"{s.valid_anthropic}/{n} | {s.deterministic}/{n} | {pct(s.replay_saving)} "
             f"| {pct(s.successive)} |"

@@ -13,6 +13,13 @@ Pipelines are named by specs: a strategy kind alone (`truncate`, `mask`, `digest
 the provider given, or else a deterministic stand-in (a `FunctionProvider` that calls no
 model and writes a content-free summary), and the result says which.
 
+With a real provider (never the stand-in), each one-shot compaction is also put to the
+model: every probe is asked as a question against the compacted conversation
+(`compaction.eval.qa.ask_probes`, `replicates` rounds, at least 3), and with `judge` a judge
+model grades it on Factory's six dimensions (`compaction.eval.qa.judge`). Both read the first
+of the one-shot compactions, so their replicates measure the model's answers, not the
+summarizer's.
+
 This module must never print, write files or read the clock for anything but timings; it
 must never score facts except through `compaction.eval.metrics`.
 """
@@ -20,7 +27,7 @@ must never score facts except through `compaction.eval.metrics`.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -48,16 +55,26 @@ from compaction.eval.metrics import (
     survival,
     validity,
 )
-from compaction.eval.probes import REQUIRED_CATEGORIES, Depth, FactCategory, Rate
+from compaction.eval.probes import CATEGORIES, REQUIRED_CATEGORIES, Depth, FactCategory, Rate
+from compaction.eval.qa import (
+    JUDGE_DIMENSIONS,
+    Interval,
+    JudgeResult,
+    QAResult,
+    ask_probes,
+    confidence_interval,
+)
+from compaction.eval.qa import judge as judge_compaction
 from compaction.eval.sessions import EvalSession
 from compaction.exceptions import ConfigError
-from compaction.providers.base import CompletionRequest, Provider
+from compaction.providers.base import CompletionRequest, Provider, Usage
 from compaction.providers.testing import FunctionProvider, Reply
 from compaction.strategies import Strategy
 from compaction.tokens import ConversationCounter
 
 __all__ = [
     "KINDS",
+    "MIN_QA_REPLICATES",
     "PRESETS",
     "STAND_IN_SUMMARY",
     "EvalResult",
@@ -80,6 +97,9 @@ PRESETS: Final[Mapping[str, tuple[str, ...]]] = {
     "sequence": ("mask", "sequence", "truncate"),
 }
 DEFAULT_STRATEGIES: Final = ("truncate", "mask", "digest", "default", "summarize")
+#: Replicates of the questions (and of the judge) when a provider is given: fewer cannot
+#: give a useful confidence interval.
+MIN_QA_REPLICATES: Final = 3
 
 STAND_IN_SUMMARY: Final = (
     "Stand-in summary: no model was called (compaction eval ran without a provider), so "
@@ -222,6 +242,8 @@ class RunResult:
     runs max(replicates, 2) times with a fresh compactor each time: the first gives every
     figure here, the first two are compared for `deterministic`, and the first `replicates`
     give `replicates` (facts kept per run). `compaction_ms` is the first run's own time.
+    `qa` and `judged` (with a real provider only) put the first run's compacted conversation
+    to the model: the probes as questions, and the judge's six dimensions.
     """
 
     strategy: str
@@ -242,6 +264,8 @@ class RunResult:
     successive: Successive
     replicates: tuple[Rate, ...]
     errors: tuple[str, ...] = ()
+    qa: QAResult | None = None
+    judged: JudgeResult | None = None
 
     @property
     def compression(self) -> float:
@@ -268,7 +292,63 @@ class RunResult:
             "successive": self.successive.to_dict(),
             "replicates": [rate_dict(r) for r in self.replicates],
             "errors": list(self.errors),
+            **({"qa": qa_dict(self.qa)} if self.qa is not None else {}),
+            **({"judge": judge_dict(self.judged)} if self.judged is not None else {}),
         }
+
+
+def interval_dict(interval: Interval | None) -> dict[str, Any] | None:
+    """An interval as JSON: mean, 95% bounds, half-width and the number of values."""
+    if interval is None:
+        return None
+    return {
+        "mean": interval.mean,
+        "low": interval.low,
+        "high": interval.high,
+        "half_width": interval.half_width,
+        "n": interval.n,
+    }
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "requests": usage.requests,
+    }
+
+
+def qa_dict(qa: QAResult) -> dict[str, Any]:
+    return {
+        "model": qa.model,
+        "replicates": qa.replicates,
+        "accuracy": interval_dict(qa.accuracy),
+        "per_replicate": list(qa.per_replicate),
+        "by_category": {c: interval_dict(i) for c, i in qa.by_category.items()},
+        "stale_answers": len(qa.stale_answers),
+        "calls": qa.calls,
+        "usage": usage_dict(qa.usage),
+        "errors": list(qa.errors),
+    }
+
+
+def judge_dict(judged: JudgeResult) -> dict[str, Any]:
+    return {
+        "model": judged.model,
+        "judgements": len(judged.judgements),
+        "dimensions": {d: interval_dict(i) for d, i in judged.dimensions.items()},
+        "overall": interval_dict(judged.overall),
+        "problems": [p for j in judged.judgements for p in j.problems],
+        "calls": judged.calls,
+        "usage": usage_dict(judged.usage),
+        "errors": list(judged.errors),
+    }
+
+
+def _pooled_interval(values: Iterable[float | None], *, upper: float = 1.0) -> Interval | None:
+    """The t-interval of the values that are there (None: nothing was answered)."""
+    present = [v for v in values if v is not None]
+    return confidence_interval(present, lower=0.0, upper=upper) if present else None
 
 
 @dataclass(frozen=True)
@@ -276,7 +356,14 @@ class StrategySummary:
     """One pipeline over every session: rates pooled (Σ kept / Σ total, each fact weighing
     the same), counts summed, compression and times as medians over sessions, replay sums
     (saving = 1 − Σ cumulative / Σ baseline cumulative), replicate survival as a mean with a
-    95% confidence half-width."""
+    95% confidence half-width.
+
+    Questions and judge (with a provider): every session's per-replicate values are pooled
+    into one sample (n = sessions × replicates, each session weighing the same when all its
+    replicates were answered) and the interval is the t-interval of that sample
+    (`compaction.eval.qa.confidence_interval`). Its mean is the mean over sessions of each
+    session's accuracy; its width covers both session-to-session and replicate-to-replicate
+    variation, treating every value as independent."""
 
     pipeline: Pipeline
     runs: tuple[RunResult, ...]
@@ -392,6 +479,85 @@ class StrategySummary:
         count = min(len(r.replicates) for r in self.runs)
         return [pooled(r.replicates[i] for r in self.runs).value for i in range(count)]
 
+    @property
+    def has_qa(self) -> bool:
+        return any(r.qa is not None for r in self.runs)
+
+    @property
+    def has_judge(self) -> bool:
+        return any(r.judged is not None for r in self.runs)
+
+    @property
+    def qa_accuracy(self) -> Interval | None:
+        """Questions answered correctly: pooled per-replicate shares (see the class)."""
+        return _pooled_interval(
+            s for r in self.runs if r.qa is not None for s in r.qa.per_replicate
+        )
+
+    @property
+    def qa_by_category(self) -> dict[FactCategory, Interval]:
+        found = {}
+        for category in CATEGORIES:
+            interval = _pooled_interval(
+                s for r in self.runs if r.qa is not None for s in r.qa.replicate_shares(category)
+            )
+            if interval is not None:
+                found[category] = interval
+        return found
+
+    @property
+    def judge_dimensions(self) -> dict[str, Interval]:
+        found = {}
+        for dimension in JUDGE_DIMENSIONS:
+            interval = _pooled_interval(
+                (
+                    j.scores.get(dimension)
+                    for r in self.runs
+                    if r.judged is not None
+                    for j in r.judged.judgements
+                ),
+                upper=5.0,
+            )
+            if interval is not None:
+                found[dimension] = interval
+        return found
+
+    @property
+    def judge_overall(self) -> Interval | None:
+        """The mean of the six scores per complete judgement, pooled like the dimensions."""
+        return _pooled_interval(
+            (j.mean for r in self.runs if r.judged is not None for j in r.judged.judgements),
+            upper=5.0,
+        )
+
+    def _qa_totals(self) -> dict[str, Any]:
+        results = [r.qa for r in self.runs if r.qa is not None]
+        usage = Usage()
+        for qa in results:
+            usage = usage + qa.usage
+        return {
+            "accuracy": interval_dict(self.qa_accuracy),
+            "by_category": {c: interval_dict(i) for c, i in self.qa_by_category.items()},
+            "sessions": len(results),
+            "calls": sum(qa.calls for qa in results),
+            "usage": usage_dict(usage),
+            "errors": sum(len(qa.errors) for qa in results),
+        }
+
+    def _judge_totals(self) -> dict[str, Any]:
+        results = [r.judged for r in self.runs if r.judged is not None]
+        usage = Usage()
+        for judged in results:
+            usage = usage + judged.usage
+        return {
+            "dimensions": {d: interval_dict(i) for d, i in self.judge_dimensions.items()},
+            "overall": interval_dict(self.judge_overall),
+            "sessions": len(results),
+            "calls": sum(j.calls for j in results),
+            "usage": usage_dict(usage),
+            "errors": sum(len(j.errors) for j in results),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         mean, ci = mean_ci95(self.replicate_rates)
         replicates = self.replicate_rates
@@ -439,6 +605,8 @@ class StrategySummary:
                 "mean": mean,
                 "ci95": ci,
             },
+            **({"qa": self._qa_totals()} if self.has_qa else {}),
+            **({"judge": self._judge_totals()} if self.has_judge else {}),
         }
 
 
@@ -466,6 +634,7 @@ class EvalConfig:
     summarizer: Mapping[str, Any]
     tokenizer: str
     tokenizer_note: str | None
+    qa: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -482,6 +651,7 @@ class EvalConfig:
             "summarizer": dict(self.summarizer),
             "tokenizer": self.tokenizer,
             "tokenizer_note": self.tokenizer_note,
+            **({"qa": dict(self.qa)} if self.qa is not None else {}),
         }
 
 
@@ -527,8 +697,10 @@ def run_eval(
     target_ratio: float = 0.15,
     provider: Provider | None = None,
     model: str | None = None,
-    replicates: int = 1,
+    replicates: int | None = None,
     successive_k: int = 3,
+    judge: bool = False,
+    judge_model: str | None = None,
     dataset: str = "sessions",
     command: str | None = None,
     progress: Callable[[Progress], None] | None = None,
@@ -536,15 +708,28 @@ def run_eval(
     """Evaluate each pipeline spec on each session (see the module docstring).
 
     `provider` (with its `model`, the compaction model) summarizes for the LLM strategies;
-    without one, the deterministic stand-in does and the result says so. `dataset` and
-    `command` are recorded as given. Raises `ConfigError` for bad arguments.
+    without one, the deterministic stand-in does and the result says so. With a provider,
+    every probe is also asked as a question against each one-shot compaction, `replicates`
+    times (default and minimum `MIN_QA_REPLICATES`; without a provider the default is 1), and
+    with `judge` the judge model (`judge_model`, default `model`) grades each compaction too.
+    `dataset` and `command` are recorded as given. Raises `ConfigError` for bad arguments.
     """
+    if replicates is None:
+        replicates = MIN_QA_REPLICATES if provider is not None else 1
     if not sessions:
         raise ConfigError("no sessions to evaluate", location="dataset")
     if not 0 < target_ratio <= 1:
         raise ConfigError(f"must be within (0, 1], got {target_ratio}", location="target_ratio")
     if replicates < 1:
         raise ConfigError(f"must be at least 1, got {replicates}", location="replicates")
+    if provider is not None and replicates < MIN_QA_REPLICATES:
+        raise ConfigError(
+            f"must be at least {MIN_QA_REPLICATES} with a provider (questions are asked that "
+            f"many times for a confidence interval), got {replicates}",
+            location="replicates",
+        )
+    if judge and provider is None:
+        raise ConfigError("the judge needs a provider", location="judge")
     if successive_k < 1:
         raise ConfigError(f"must be at least 1, got {successive_k}", location="successive")
     pipelines = tuple(parse_pipeline(s) for s in strategies)
@@ -595,6 +780,8 @@ def run_eval(
                 model=model,
                 replicates=replicates,
                 successive_k=successive_k,
+                judge=judge,
+                judge_model=judge_model or model,
             )
             runs.append(run)
             if progress is not None and n < len(sessions):
@@ -614,6 +801,17 @@ def run_eval(
         summarizer=_summarizer_label(provider, model, pipelines),
         tokenizer=", ".join(sorted({c.counter.name for c in counters.values()})),
         tokenizer_note="; ".join(sorted(notes)) or None,
+        qa=None
+        if provider is None
+        else {
+            "provider": provider.name,
+            "model": model,
+            "replicates": replicates,
+            "judge": judge,
+            "judge_model": (judge_model or model) if judge else None,
+            "context": "the first one-shot compaction of each session, rendered as a transcript",
+            "interval": "95% t-interval over every session's per-replicate values, pooled",
+        },
     )
     return EvalResult(config, infos, tuple(summaries), command)
 
@@ -649,6 +847,8 @@ def _run_one(
     model: str | None,
     replicates: int,
     successive_k: int,
+    judge: bool = False,
+    judge_model: str | None = None,
 ) -> RunResult:
     conversation = session.conversation
     strategies = pipeline.strategies()
@@ -668,6 +868,17 @@ def _run_one(
     first = results[0]
     receipt = first.receipt
     scored = [survival(session.facts, conversation_text(r.conversation)) for r in results]
+    # Only a real provider is asked: the stand-in knows nothing and would score 0 everywhere.
+    qa: QAResult | None = None
+    judged: JudgeResult | None = None
+    if provider is not None:
+        qa = ask_probes(
+            session, first.conversation, session.facts, provider, model=model, replicates=replicates
+        )
+        if judge:
+            judged = judge_compaction(
+                session, first.conversation, provider, model=judge_model, replicates=replicates
+            )
     return RunResult(
         strategy=pipeline.spec,
         session=session.name,
@@ -691,4 +902,6 @@ def _run_one(
         ),
         replicates=tuple(s.overall for s in scored[:replicates]),
         errors=tuple(e for step in receipt.steps for e in step.errors),
+        qa=qa,
+        judged=judged,
     )
