@@ -376,13 +376,9 @@ def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
 
 # --- identifiers -------------------------------------------------------------------------
 
-_IDENTIFIER = re.compile(
-    r"\b(?:[a-z][a-z0-9]{1,11}_[0-9a-f]{8,40}"  # prefixed ids: req_4f2a…, acct_…
-    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
-    r"|[A-Z][A-Z0-9]{1,9}-\d{2,6})\b"  # ticket keys: JIRA-4821
-)
-# The same three shapes found from their tails, which begin with `_` or `-`: a scan for those
-# is many times faster than trying a character class at every position of a large output.
+# Identifiers come in three shapes: prefixed ids (`req_4f2a…`, `acct_…`), UUIDs and ticket
+# keys (`JIRA-4821`). They are found from their tails, which begin with `_` or `-`: a scan for
+# those is many times faster than trying a character class at every position of a large output.
 _IDENTIFIER_TAIL = re.compile(
     r"_[0-9a-f]{8,40}\b|-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|-\d{2,6}\b"
 )
@@ -515,7 +511,9 @@ _NOTE = re.compile(
 
 def is_note(sentence: str) -> bool:
     """A remark worth keeping: flagged as a note, a known failure, or naming an identifier."""
-    return bool(_NOTE.search(sentence)) or bool(_IDENTIFIER.search(sentence))
+    if _NOTE.search(sentence):
+        return True
+    return any(v not in _NOT_IDENTIFIERS for v in _identifier_tokens(sentence))
 
 
 def is_decision(sentence: str) -> bool:
