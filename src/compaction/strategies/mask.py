@@ -107,7 +107,7 @@ class MaskStrategy(BaseModel):
                 "",
             )
             if target:
-                what += f" `{target if len(target) <= 100 else target[:97] + '...'}`"
+                what += f" `{signals.clip(target, 100)}`"
         size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
         head = f"{MASK_PREFIX} {what}; {size}; {outcome}; original kept as {handle}]"
         detail = [f"! {e}" for e in errors[: self.max_error_lines]]

@@ -290,7 +290,7 @@ def _note_action_outcome(ledger: Ledger, action: str, output: str, open_file: st
                 ledger.note_file(path, "modified")
         return
     outcome, errors = signals.outcome_of(output)
-    ledger.note_command(first if len(first) <= 200 else first[:197] + "...", outcome, errors)
+    ledger.note_command(signals.clip(first, 200), outcome, errors)
     for path, op in signals.file_ops_of_command(action):
         ledger.note_file(path, op)
     status = signals.test_summary(output)
@@ -341,7 +341,7 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
         return
     command = _call_command(call.name, call.arguments)
     if command is not None:
-        shown = command if len(command) <= 200 else command[:197] + "..."
+        shown = signals.clip(command, 200)
         ledger.note_command(shown, outcome, errors)
         status = masked_status or signals.test_summary(text)
         if status:
@@ -363,13 +363,13 @@ def _short_arguments(arguments: dict[str, object]) -> str:
     for key in ("path", "file", "filename", "file_path", "pattern", "query", "url"):
         value = arguments.get(key)
         if isinstance(value, str):
-            return value if len(value) <= 80 else value[:77] + "..."
+            return signals.clip(value, 80)
     return ""
 
 
 def _note_prose(ledger: Ledger, text: str) -> None:
     for sentence, todo, done, decision, note in signals.prose_signals(text):
-        clipped = sentence if len(sentence) <= 300 else sentence[:297] + "..."
+        clipped = signals.clip(sentence, 300)
         if todo:
             ledger.note_todo(clipped)
         elif done:

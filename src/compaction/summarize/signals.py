@@ -16,6 +16,12 @@ from collections.abc import Iterator
 # span lengths; an agent compacts again a few turns later): the pure readers below are cached.
 _CACHE_SIZE = 4096
 
+
+def clip(text: str, limit: int) -> str:
+    """`text`, cut to at most `limit` characters with `...` marking the cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 # --- tool output -------------------------------------------------------------------------
 
 _ERROR_LINE = re.compile(
