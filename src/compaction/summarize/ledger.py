@@ -85,11 +85,15 @@ class Ledger:
         self.commands = [c for c in self.commands if c.command != command]
         self.commands.append(CommandRecord(command, outcome))
         if outcome == "ok":
-            for error in self.errors:
-                if error.source == command:
-                    error.open = False
+            self.resolve_errors(command)
         for text in errors:
             self.note_error(text, command)
+
+    def resolve_errors(self, source: str) -> None:
+        """A clean run of `source` closes the errors it produced before."""
+        for error in self.errors:
+            if error.source == source:
+                error.open = False
 
     def note_error(self, text: str, source: str) -> None:
         self.errors = [e for e in self.errors if not (e.text == text and e.source == source)]
@@ -147,12 +151,7 @@ class Ledger:
         for path, op in later.files.items():
             merged.note_file(path, op)
         for command in later.commands:
-            merged.commands = [c for c in merged.commands if c.command != command.command]
-            merged.commands.append(command)
-            if command.outcome == "ok":
-                for error in merged.errors:
-                    if error.source == command.command:
-                        error.open = False
+            merged.note_command(command.command, command.outcome, ())
         for error in later.errors:
             merged.errors = [
                 e for e in merged.errors if not (e.text == error.text and e.source == error.source)
@@ -349,9 +348,7 @@ def _note_tool_result(ledger: Ledger, call: ToolCallPart | None, result: ToolRes
         return
     source = f"{call.name}({_short_arguments(call.parsed_arguments() or {})})"
     if outcome == "ok":
-        for record in ledger.errors:
-            if record.source == source:
-                record.open = False
+        ledger.resolve_errors(source)
     for text in errors:
         ledger.note_error(text, source)
 
