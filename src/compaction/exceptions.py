@@ -3,10 +3,14 @@
     CompactionError
     ├── InputError                 bad input: the message says what and where
     │   ├── DecodeError            a payload that is not a transcript of the named dialect
-    │   └── ConfigError            an invalid configuration (unknown key, bad value)
+    │   ├── ConfigError            an invalid configuration (unknown key, bad value)
+    │   └── SessionNotFoundError   no session with that id in the store
     ├── TranscriptInvalidError     a transcript that breaks the provider's rules (`violations`)
     ├── TokenizerUnavailableError  no tokenizer for the model and estimates were refused
     ├── TargetUnreachableError     pinned content alone exceeds the size target (`receipt`)
+    ├── StoreError                 the session store cannot be opened, read or written
+    │   └── HistoryDivergedError   a history that does not extend the logged one
+    ├── AgentError                 an agent run cannot go on (turn limit, overflow after retry)
     └── ProviderError              a model call failed (`provider`, `status`, `retryable`,
                                    `retry_after`)
         ├── ContextOverflowError   the request was longer than the model's window
@@ -49,6 +53,10 @@ class ConfigError(InputError):
     """An invalid configuration value or an unknown configuration key."""
 
 
+class SessionNotFoundError(InputError):
+    """No session with the given id exists in the store."""
+
+
 class TranscriptInvalidError(CompactionError):
     """A transcript breaks its provider's rules; `violations` lists every one with its index."""
 
@@ -70,6 +78,24 @@ class TargetUnreachableError(CompactionError):
     def __init__(self, message: str, *, receipt: Any = None) -> None:
         self.receipt = receipt
         super().__init__(message)
+
+
+class StoreError(CompactionError):
+    """The session store cannot be opened, migrated, read or written."""
+
+
+class HistoryDivergedError(StoreError):
+    """A message history that does not extend the one already logged for the session (the
+    client edited or rewound it). `index` is the first message that differs."""
+
+    def __init__(self, message: str, *, index: int) -> None:
+        self.index = index
+        super().__init__(message)
+
+
+class AgentError(CompactionError):
+    """An agent run cannot continue: the turn limit was reached, or the model still
+    overflowed its window after compacting harder."""
 
 
 class ProviderError(CompactionError):
