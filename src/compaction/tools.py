@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from compaction.exceptions import ConfigError
 from compaction.providers.base import ToolSpec
+from compaction.store.text import searchable_text
 
 if TYPE_CHECKING:
     from compaction.log import SessionLog
@@ -266,14 +267,14 @@ def list_directory(path: str = ".") -> str:
     return "\n".join(e.name + ("/" if e.is_dir() else "") for e in entries)
 
 
-def recall_tool(log: SessionLog, *, limit: int = 3) -> Tool:
+def recall_tool(log: SessionLog, *, limit: int = 3, max_chars: int = 4000) -> Tool:
     """A `recall` tool bound to a session log: full-text search over everything compacted
-    away in this session, answering with the exact original text."""
+    away in this session, answering with the matching lines of the originals, verbatim."""
 
     def recall(query: str) -> str:
-        """Search the earlier parts of this conversation that were compacted away, and get
-        their exact original text back. Use it when a summary mentions something whose
-        details you need (a value, an error message, a file's content).
+        """Search the earlier parts of this conversation that were compacted away and get
+        the exact original lines back. Use it when a summary or a placeholder mentions
+        something whose details you need (a value, an error message, a file's content).
 
         Args:
             query: words to look for, e.g. an identifier, a file name or an error.
@@ -281,19 +282,46 @@ def recall_tool(log: SessionLog, *, limit: int = 3) -> Tool:
         hits = log.recall(query, limit=limit)
         if not hits:
             return f"nothing compacted away matches {query!r}"
+        budget = max(max_chars // len(hits), 400)
         blocks = []
         for hit in hits:
-            original = log.original(hit.seq)
-            blocks.append(f"[message {hit.seq}, {hit.role}]\n{_original_text(original)}")
+            text = searchable_text(log.original(hit.seq))
+            blocks.append(
+                f"[message {hit.seq}, {hit.role}, {len(text)} chars]\n"
+                + matching_lines(text, query, max_chars=budget)
+            )
         return "\n\n".join(blocks)
 
     return make_tool(recall)
 
 
-def _original_text(message: Any) -> str:
-    from compaction.store import searchable_text
-
-    return searchable_text(message)
+def matching_lines(text: str, query: str, *, context: int = 2, max_chars: int = 4000) -> str:
+    """The lines of `text` that contain a word of `query` (case-insensitive), with `context`
+    lines around each, verbatim; gaps are marked `…`. The whole text when it is short."""
+    if len(text) <= max_chars:
+        return text
+    words = [w.lower() for w in re.findall(r"\w+", query)]
+    lines = text.splitlines()
+    keep: set[int] = set()
+    for i, line in enumerate(lines):
+        lowered = line.lower()
+        if any(w in lowered for w in words):
+            keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
+    out: list[str] = []
+    size = 0
+    previous = -1
+    for i in sorted(keep):
+        if i != previous + 1:
+            out.append("…")
+        if size + len(lines[i]) > max_chars:
+            out.append("[… more matches not shown]")
+            break
+        out.append(lines[i])
+        size += len(lines[i]) + 1
+        previous = i
+    if not out:
+        return text[:max_chars] + "\n[…]"
+    return "\n".join(out)
 
 
 BUILTIN_TOOLS: Mapping[str, Tool] = {t.name: t for t in (read_file, list_directory)}
