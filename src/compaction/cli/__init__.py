@@ -9,7 +9,9 @@ import logging
 
 import click
 
+from compaction.cli.config import config_group
 from compaction.cli.eval import eval_command
+from compaction.cli.run import run_command
 from compaction.cli.transcripts import compact_command, count_command, validate_command
 
 
@@ -23,6 +25,8 @@ cli.add_command(compact_command)
 cli.add_command(count_command)
 cli.add_command(validate_command)
 cli.add_command(eval_command)
+cli.add_command(config_group)
+cli.add_command(run_command)
 
 
 def main() -> None:
