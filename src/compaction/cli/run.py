@@ -77,18 +77,20 @@ def store_location(explicit: str | None, configured: str | None) -> str | None:
 class Progress:
     """Prints the agent's events: text to stdout as it streams, the rest to stderr."""
 
-    def __init__(self, *, quiet: bool) -> None:
+    def __init__(self, *, quiet: bool, stream: bool = True) -> None:
         self.quiet = quiet
+        self.stream = stream
         self.open_line = False
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
-            click.echo(event.text, nl=False)
+            if self.stream:
+                click.echo(event.text, nl=False)
             self.open_line = not event.text.endswith("\n")
             return
         if self.quiet:
             return
-        self._end_text()
+        self.end_text()
         if isinstance(event, ModelCallStarted):
             self._note(
                 f"→ model call {event.number}: {event.messages} messages, {event.tokens:,} tokens"
@@ -119,7 +121,7 @@ class Progress:
                 f"tokens, {r.messages_before} → {r.messages_after} messages [{kinds}]"
             )
 
-    def _end_text(self) -> None:
+    def end_text(self) -> None:
         if self.open_line:
             click.echo()
             self.open_line = False
@@ -174,7 +176,7 @@ def run_command(
         log = SessionLog.open(sessions, agent=agent.id, model=agent.model, dialect=agent.provider)
     else:
         log = SessionLog.open(sessions, session_id, create=False)
-    progress = Progress(quiet=quiet or as_json)
+    progress = Progress(quiet=quiet or as_json, stream=not as_json)
     orchestrator = Orchestrator(
         build_provider(agent),
         model=agent.model,
@@ -191,7 +193,7 @@ def run_command(
     if not (quiet or as_json):
         click.echo(f"session {log.session_id} (agent {agent.id}, {agent.model})", err=True)
     result = orchestrator.run(task)
-    progress._end_text()
+    progress.end_text()
     summary: dict[str, Any] = {
         "session": result.session_id,
         "stop_reason": result.stop_reason,
