@@ -68,6 +68,7 @@ AGENT_KEYS = (
     "max_turns",
     "max_output_tokens",
     "temperature",
+    "stream",
     "compact",
 )
 TOP_LEVEL_KEYS = (*AGENT_KEYS, "store", "agents")
@@ -108,6 +109,12 @@ class AgentConfig(BaseModel):
         default=20, gt=0, strict=True, description="Model calls allowed per user event."
     )
     max_output_tokens: int | None = Field(default=None, gt=0, strict=True)
+    stream: bool = Field(
+        default=True,
+        strict=True,
+        description="Stream the model's answers (turn off for servers that cannot stream "
+        "tool calls, such as llama-cpp-python's function-calling formats).",
+    )
     temperature: float | None = Field(default=None, ge=0, le=2, strict=True)
     summarizer: str | None = Field(
         default=None,

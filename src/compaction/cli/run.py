@@ -52,7 +52,7 @@ def build_provider(agent: AgentConfig, *, model: str | None = None) -> Provider:
             return AnthropicProvider(name, base_url=agent.base_url, api_key=key)
         from compaction.providers.openai import OpenAIProvider
 
-        return OpenAIProvider(name, base_url=agent.base_url, api_key=key)
+        return OpenAIProvider(name, base_url=agent.base_url, api_key=key, stream=agent.stream)
     except ImportError as e:
         raise ConfigError(str(e), location=f"agent {agent.id}") from None
     except AuthenticationError as e:

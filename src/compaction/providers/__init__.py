@@ -5,10 +5,19 @@
     provider = OpenAIProvider("gpt-4o-mini")          # or base_url="http://127.0.0.1:8080/v1"
     completion = provider.complete(CompletionRequest(messages=conversation.messages))
 
-    base.py       Provider, CompletionRequest, Completion, Usage, OutputSchema
+    # an agent step: offer tools, stream the text, keep the assistant message
+    request = CompletionRequest(
+        messages=conversation.messages,
+        tools=(ToolSpec("read_file", "Read a file.", {"type": "object", ...}),),
+        on_text=print,
+    )
+    completion = provider.complete(request)
+    conversation = conversation.append(completion.message)   # then answer completion.tool_calls
+
+    base.py       Provider, CompletionRequest, Completion, Usage, OutputSchema, ToolSpec
     openai.py     OpenAIProvider      (extra `openai`: OpenAI and compatible servers)
     anthropic.py  AnthropicProvider   (extra `anthropic`)
-    testing.py    FunctionProvider, ScriptedProvider, Step — real doubles for tests
+    testing.py    FunctionProvider, ScriptedProvider, Step, ToolCalls — real doubles for tests
     retry.py      call_with_retries   — the only place calls are retried
     errors.py     SDK and HTTP errors → the `ProviderError` tree
 
@@ -24,6 +33,8 @@ from compaction.providers.base import (
     CompletionRequest,
     OutputSchema,
     Provider,
+    ToolChoice,
+    ToolSpec,
     Usage,
 )
 from compaction.providers.openai import OpenAIProvider
@@ -33,6 +44,7 @@ from compaction.providers.testing import (
     Reply,
     ScriptedProvider,
     Step,
+    ToolCalls,
     UnconsumedStepsError,
     UnexpectedCallError,
 )
@@ -43,6 +55,8 @@ __all__ = [  # noqa: RUF022 (grouped by topic)
     "CompletionRequest",
     "Completion",
     "OutputSchema",
+    "ToolSpec",
+    "ToolChoice",
     "Usage",
     # adapters
     "AnthropicProvider",
@@ -53,6 +67,7 @@ __all__ = [  # noqa: RUF022 (grouped by topic)
     "FunctionProvider",
     "ScriptedProvider",
     "Step",
+    "ToolCalls",
     "Reply",
     "UnexpectedCallError",
     "UnconsumedStepsError",

@@ -3,10 +3,20 @@
 Leading system messages become the top-level `system`; the rest are encoded by the
 Anthropic dialect. A request's `temperature` is not sent: the API version SDK 2.x speaks
 (2026-10-21) refuses every sampling parameter. Every call streams (`stream=True`) and the
-events are collected into one `Completion`: text, usage (input tokens, cache reads and
-writes included, and output tokens) and `stop_reason`. Structured output is a forced tool
-whose `input_schema` is the schema: the model's `tool_use` input (streamed as
-`input_json_delta` events) becomes `Completion.data`, and its JSON text `Completion.text`.
+events are collected into one `Completion`: text (each `text_delta` also handed to the
+request's `on_text`), tool calls, thinking, usage (input tokens, cache reads and writes
+included, and output tokens) and `stop_reason`. Structured output is a forced tool whose
+`input_schema` is the schema: the model's `tool_use` input (streamed as `input_json_delta`
+events) becomes `Completion.data`, and its JSON text `Completion.text`.
+
+Tools are sent as `{name, description, input_schema}`; `tool_choice` "auto", "required"
+and "none" become `{"type": "auto"}`, `{"type": "any"}` and `{"type": "none"}` (tools stay
+declared under "none", since a transcript holding `tool_use` blocks needs them). A
+`tool_use` block becomes a `ToolCallPart` whose arguments are its concatenated
+`partial_json` (`{}` when the tool takes none). `thinking` blocks (with the signature from
+their `signature_delta`) and `redacted_thinking` blocks become `ReasoningPart`s decoded by
+the Anthropic dialect, so that they are sent back exactly as received; a thinking block
+without a signature is kept but never sent back, since the API would refuse it.
 
 An `error` event inside a 200 stream (Anthropic sends `overloaded_error` that way) is raised
 by the SDK as a status error carrying status 200; it is translated from the error type it
@@ -36,8 +46,15 @@ from compaction.exceptions import (
     ProviderTimeoutError,
     ServerError,
 )
-from compaction.messages import Conversation
-from compaction.providers.base import Completion, CompletionRequest, OutputSchema, Usage
+from compaction.messages import Conversation, ReasoningPart, ToolCallPart
+from compaction.providers.base import (
+    Completion,
+    CompletionRequest,
+    OutputSchema,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+)
 from compaction.providers.errors import (
     empty_answer,
     error_details,
@@ -51,7 +68,12 @@ if TYPE_CHECKING:
     import httpx2
     from anthropic import Anthropic
 
-__all__ = ["AnthropicProvider", "completion_from_events", "messages_request_body"]
+__all__ = [
+    "AnthropicProvider",
+    "completion_from_events",
+    "messages_request_body",
+    "messages_tool",
+]
 
 PROVIDER: Final = "anthropic"
 STRUCTURED_WORDS: Final = ("tool_choice", "tools", "input_schema")
@@ -117,6 +139,7 @@ class AnthropicProvider(RetryingAdapter):
                     (event.to_dict() for event in stream),
                     model=request.model or self.model,
                     output_schema=request.output_schema,
+                    on_text=request.on_text,
                 )
 
         # The SDK's stream reader lets httpx2's read errors through unwrapped: `_translated`
@@ -174,7 +197,8 @@ def messages_request_body(
     request: CompletionRequest, *, model: str, max_output_tokens: int = 4096
 ) -> dict[str, Any]:
     """The keyword arguments of `messages.create` (and so the JSON body) for a request:
-    always streamed; a forced tool when a schema is asked for; no `temperature`."""
+    always streamed; the request's tools (and `tool_choice`, when set); a forced answer tool
+    when a schema is asked for, which then overrides `tool_choice`; no `temperature`."""
     payload = ANTHROPIC.encode(Conversation(tuple(request.messages)))
     body: dict[str, Any] = {
         "model": request.model or model,
@@ -186,10 +210,27 @@ def messages_request_body(
         body["system"] = payload["system"]
     # `temperature` is not sent: from API version 2026-10-21 (sent by SDK 2.x, which no longer
     # has the parameter) any sampling parameter, at any value, is a 400.
+    tools = [messages_tool(tool) for tool in request.tools]
     if request.output_schema is not None:
-        body["tools"] = [answer_tool(request.output_schema)]
+        tools.append(answer_tool(request.output_schema))
         body["tool_choice"] = {"type": "tool", "name": request.output_schema.name}
+    elif tools and request.tool_choice is not None:
+        body["tool_choice"] = {"type": _TOOL_CHOICE[request.tool_choice]}
+    if tools:
+        body["tools"] = tools
     return body
+
+
+_TOOL_CHOICE: Final[Mapping[ToolChoice, str]] = {"auto": "auto", "required": "any", "none": "none"}
+
+
+def messages_tool(tool: ToolSpec) -> dict[str, Any]:
+    """A tool as the Messages API declares it."""
+    declared: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        declared["description"] = tool.description
+    declared["input_schema"] = dict(tool.parameters)
+    return declared
 
 
 def answer_tool(schema: OutputSchema) -> dict[str, Any]:
@@ -202,9 +243,38 @@ def answer_tool(schema: OutputSchema) -> dict[str, Any]:
 class _Block:
     kind: str
     name: str | None = None
+    id: str | None = None
     texts: list[str] = field(default_factory=list)
     json_parts: list[str] = field(default_factory=list)
     initial_input: Any = None
+    signature: str | None = None
+    data: str | None = None
+
+    def arguments(self) -> str:
+        """A tool_use block's input as JSON text: the streamed pieces, else the input that
+        arrived whole in content_block_start, else `{}`."""
+        raw = "".join(self.json_parts)
+        if raw.strip():
+            return raw
+        if self.initial_input:
+            return json.dumps(self.initial_input, ensure_ascii=False, separators=(",", ":"))
+        return "{}"
+
+    def reasoning(self) -> ReasoningPart:
+        if self.kind == "redacted_thinking":
+            wire: dict[str, Any] = {"type": "redacted_thinking", "data": self.data or ""}
+        elif self.signature is None:
+            # Unsigned thinking would be refused if sent back: kept, without replay data.
+            return ReasoningPart("".join(self.texts))
+        else:
+            wire = {"type": "thinking", "thinking": "".join(self.texts)}
+            wire["signature"] = self.signature
+        # Decoded by the dialect, so that it is encoded back exactly as it came.
+        decoded = ANTHROPIC.decode({"messages": [{"role": "assistant", "content": [wire]}]})
+        for part in decoded.messages[0].parts:
+            if isinstance(part, ReasoningPart):
+                return part
+        return ReasoningPart("".join(self.texts))
 
 
 @dataclass
@@ -241,11 +311,14 @@ def completion_from_events(
     model: str,
     output_schema: OutputSchema | None = None,
     provider: str = PROVIDER,
+    on_text: Callable[[str], None] | None = None,
 ) -> Completion:
-    """Collect Messages stream events (as dicts) into one `Completion`.
+    """Collect Messages stream events (as dicts) into one `Completion`, handing each
+    non-empty piece of text to `on_text` as it arrives.
 
     Raises the translated error for an `error` event, `BadResponseError` for a refusal, an
-    answer without text, or (with `output_schema`) a missing or malformed tool call.
+    answer with neither text nor tool calls, or (with `output_schema`) a missing or
+    malformed answer tool call.
     """
     blocks: dict[int, _Block] = {}
     tokens = _Tokens()
@@ -265,20 +338,37 @@ def completion_from_events(
                 tokens.update(message["usage"])
         elif kind == "content_block_start":
             started = event.get("content_block") or {}
-            block = _Block(kind=str(started.get("type")), name=started.get("name"))
-            if isinstance(started.get("text"), str):
-                block.texts.append(started["text"])
-            block.initial_input = started.get("input")
+            block = _Block(
+                kind=str(started.get("type")),
+                name=started.get("name"),
+                id=started.get("id"),
+                initial_input=started.get("input"),
+                signature=started.get("signature") or None,
+                data=started.get("data"),
+            )
+            opening = started.get("thinking" if block.kind == "thinking" else "text")
+            if isinstance(opening, str) and opening:
+                block.texts.append(opening)
+                if block.kind == "text" and on_text is not None:
+                    on_text(opening)
             blocks[int(event.get("index", len(blocks)))] = block
         elif kind == "content_block_delta":
             target = blocks.get(int(event.get("index", -1)))
             delta = event.get("delta") or {}
             if target is None:
                 continue
-            if delta.get("type") == "text_delta":
-                target.texts.append(str(delta.get("text", "")))
-            elif delta.get("type") == "input_json_delta":
+            change = delta.get("type")
+            if change == "text_delta":
+                piece = str(delta.get("text", ""))
+                target.texts.append(piece)
+                if piece and on_text is not None:
+                    on_text(piece)
+            elif change == "input_json_delta":
                 target.json_parts.append(str(delta.get("partial_json", "")))
+            elif change == "thinking_delta":
+                target.texts.append(str(delta.get("thinking", "")))
+            elif change == "signature_delta":
+                target.signature = str(delta.get("signature", "")) or None
         elif kind == "message_delta":
             delta = event.get("delta") or {}
             if delta.get("stop_reason"):
@@ -288,13 +378,19 @@ def completion_from_events(
     if stop_reason == "refusal":
         raise BadResponseError("refused (stop_reason=refusal)", provider=provider, status=200)
     ordered = [blocks[i] for i in sorted(blocks)]
+    answer_tool_name = output_schema.name if output_schema is not None else None
+    tool_calls = tuple(
+        ToolCallPart(b.id or f"toolu_{n}", b.name or "", b.arguments())
+        for n, b in enumerate(ordered)
+        if b.kind == "tool_use" and b.name != answer_tool_name
+    )
     if output_schema is not None:
         data = _tool_input(ordered, output_schema.name, provider, stop_reason)
         text = json.dumps(data, ensure_ascii=False)
     else:
         data = None
         text = "".join(t for b in ordered if b.kind == "text" for t in b.texts)
-        if not text.strip():
+        if not text.strip() and not tool_calls:
             raise empty_answer(provider, f"stop_reason={stop_reason}")
     return Completion(
         text=text,
@@ -302,6 +398,10 @@ def completion_from_events(
         usage=tokens.usage(),
         data=data,
         finish_reason=stop_reason,
+        tool_calls=tool_calls,
+        reasoning=tuple(
+            b.reasoning() for b in ordered if b.kind in ("thinking", "redacted_thinking")
+        ),
     )
 
 

@@ -7,10 +7,30 @@ library can test their own compaction setups without a model, a network or mocks
 
 Both record every request they receive (`requests`) so a test can assert on exactly what a
 provider was sent. Replies follow the SDK adapters' rules, so code under test sees what it
-would see in production: a `str` is the answer's text, and for a structured request must be
-JSON (else `BadResponseError`); a `Mapping` is structured data (its text is the JSON); an
-exception instance is raised; an empty `str` is an empty answer (`BadResponseError`); a
-`Completion` is returned as it is. Usage is estimated at four characters a token.
+would see in production:
+
+    "text"                 the answer's text; for a structured request it must be JSON
+                           (else `BadResponseError`); "" is an empty answer (`BadResponseError`)
+    {"key": …}             structured data (its text is the JSON)
+    ToolCalls(…)           tool calls, optionally after some text (below)
+    Completion(…)          returned as it is
+    an exception instance  raised, e.g. `ContextOverflowError("prompt is too long")` for a
+                           provider that reports the request did not fit its window
+
+A reply that calls tools:
+
+    Step(ToolCalls(("read_file", {"path": "a.py"}), ("grep", {"pattern": "TODO"}),
+                   text="Let me look."))
+
+Each call is `(name, arguments)`, arguments a mapping (sent as JSON) or raw JSON text, or a
+ready `ToolCallPart` (kept as it is). Generated ids are `call_<n>_<k>`, n the provider's call
+number and k the call's place in the reply (both from 1): the same on every run and never
+repeated within one provider's life. `completion.message` then carries the calls, ready to
+be answered with tool results.
+
+Like the SDK adapters, both hand the answer's text to the request's `on_text` before they
+return, in a few pieces, so code that consumes streamed text is exercised too. Usage is
+estimated at four characters a token.
 
 This module must never touch the network or the SDKs.
 """
@@ -24,6 +44,7 @@ from types import TracebackType
 from typing import Any, TypeAlias
 
 from compaction.exceptions import BadResponseError, UnsupportedError
+from compaction.messages import ToolCallPart
 from compaction.providers.base import Completion, CompletionRequest, Usage
 
 __all__ = [
@@ -31,12 +52,45 @@ __all__ = [
     "Reply",
     "ScriptedProvider",
     "Step",
+    "ToolCalls",
     "UnconsumedStepsError",
     "UnexpectedCallError",
     "summarize_request",
 ]
 
-Reply: TypeAlias = Completion | str | Mapping[str, Any] | BaseException
+PlannedCall: TypeAlias = tuple[str, Mapping[str, Any] | str] | ToolCallPart
+"""One call of a `ToolCalls` reply: `(name, arguments)` or a ready `ToolCallPart`."""
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ToolCalls:
+    """A reply that calls tools, optionally after some text, e.g.
+    `ToolCalls(("read_file", {"path": "a.py"}), text="Let me look.")`; see the module
+    docstring for the forms a call may take and the ids it gets."""
+
+    calls: tuple[PlannedCall, ...]
+    text: str = ""
+
+    def __init__(self, *calls: PlannedCall, text: str = "") -> None:
+        if not calls:
+            raise ValueError("ToolCalls needs at least one call")
+        object.__setattr__(self, "calls", calls)
+        object.__setattr__(self, "text", text)
+
+    def parts(self, call_number: int) -> tuple[ToolCallPart, ...]:
+        """The calls as `ToolCallPart`s, with ids generated for call `call_number`."""
+        out: list[ToolCallPart] = []
+        for k, call in enumerate(self.calls, start=1):
+            if isinstance(call, ToolCallPart):
+                out.append(call)
+                continue
+            name, arguments = call
+            raw = arguments if isinstance(arguments, str) else json.dumps(dict(arguments))
+            out.append(ToolCallPart(f"call_{call_number}_{k}", name, raw))
+        return tuple(out)
+
+
+Reply: TypeAlias = Completion | ToolCalls | str | Mapping[str, Any] | BaseException
 """What a test provider answers with: see the module docstring."""
 
 
@@ -76,7 +130,9 @@ class FunctionProvider:
         self.requests.append(request)
         if request.output_schema is not None and not self.supports_structured:
             raise UnsupportedError("structured output is not supported", provider=self._name)
-        return completion_for(self._fn(request), request, provider=self._name)
+        return completion_for(
+            self._fn(request), request, provider=self._name, call_number=len(self.requests)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +184,7 @@ class ScriptedProvider:
             )
         step = self._steps[number - 1]
         self._check(step, number, request)
-        return completion_for(step.returns, request, provider=self._name)
+        return completion_for(step.returns, request, provider=self._name, call_number=number)
 
     def assert_consumed(self) -> None:
         """Fail when some steps were never reached."""
@@ -175,17 +231,42 @@ def summarize_request(request: CompletionRequest, *, width: int = 60) -> str:
     if len(snippet) > width:
         snippet = snippet[: width - 1] + "…"
     schema = f", output_schema={request.output_schema.name!r}" if request.output_schema else ""
+    tools = f", tools=[{', '.join(t.name for t in request.tools)}]" if request.tools else ""
     model = f"model={request.model!r}, " if request.model else ""
-    return f"{model}{len(request.messages)} messages [{roles}]{schema}, last: {snippet!r}"
+    return f"{model}{len(request.messages)} messages [{roles}]{schema}{tools}, last: {snippet!r}"
 
 
-def completion_for(reply: Reply, request: CompletionRequest, *, provider: str) -> Completion:
-    """Turn a test reply into what an SDK adapter would have returned (or raised)."""
+def completion_for(
+    reply: Reply, request: CompletionRequest, *, provider: str, call_number: int = 1
+) -> Completion:
+    """Turn a test reply into what an SDK adapter would have returned (or raised), handing
+    its text to `request.on_text` first. `call_number` (from 1) numbers generated tool call
+    ids."""
+    completion = _completion(reply, request, provider, call_number)
+    if request.on_text is not None:
+        for piece in _pieces(completion.text):
+            request.on_text(piece)
+    return completion
+
+
+def _completion(
+    reply: Reply, request: CompletionRequest, provider: str, call_number: int
+) -> Completion:
     if isinstance(reply, BaseException):
         raise reply
     if isinstance(reply, Completion):
         return reply
     model = request.model or provider
+    if isinstance(reply, ToolCalls):
+        calls = reply.parts(call_number)
+        spoken = reply.text + "".join(c.name + c.arguments for c in calls)
+        return Completion(
+            text=reply.text,
+            model=model,
+            usage=estimated_usage(request, spoken),
+            finish_reason="tool_calls",
+            tool_calls=calls,
+        )
     if isinstance(reply, Mapping):
         data: Any = dict(reply)
         text = json.dumps(data, ensure_ascii=False)
@@ -201,6 +282,12 @@ def completion_for(reply: Reply, request: CompletionRequest, *, provider: str) -
         data=data,
         finish_reason="stop",
     )
+
+
+def _pieces(text: str, count: int = 3) -> list[str]:
+    """`text` cut into at most `count` non-empty pieces, as a stream would deliver it."""
+    size = max(1, -(-len(text) // count))
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def estimated_usage(request: CompletionRequest, text: str) -> Usage:
