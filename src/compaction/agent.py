@@ -206,6 +206,8 @@ class Orchestrator:
             max_output_tokens=self.max_output_tokens,
             temperature=self.temperature,
             tools=tuple(t.spec for t in self.tools.values()),
+            # Said explicitly: some servers (llama-cpp-python) offer no tools without it.
+            tool_choice="auto" if self.tools else None,
             on_text=(lambda text: self._emit(TextDelta(text))) if self.on_event else None,
         )
         started = time.perf_counter()

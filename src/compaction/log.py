@@ -41,9 +41,15 @@ class SessionLog:
         self._messages = list(messages)
         self._seqs = list(seqs)
         self._digests: list[str] | None = None  # loaded on first `sync`
+        info = store.session(session_id)
         # The last logged seq: messages a compaction dropped are no longer in the view, but
         # the next record must still say it saw them.
-        self._last = store.session(session_id).messages
+        self._last = info.messages
+        # Without them a compactor would count with no tokenizer model and keep an Anthropic
+        # view to OpenAI's rules.
+        self._fields = {
+            k: v for k, v in (("model", info.model), ("dialect", info.dialect)) if v is not None
+        }
 
     @classmethod
     def open(
@@ -84,8 +90,9 @@ class SessionLog:
         return self.store.session(self.session_id)
 
     def conversation(self, **fields: Any) -> Conversation:
-        """The view as a `Conversation`, with the given request fields (tools, model, …)."""
-        return Conversation(messages=tuple(self._messages), **fields)
+        """The view as a `Conversation`, with the given request fields (tools, model, …);
+        `model` and `dialect` default to the session's."""
+        return Conversation(messages=tuple(self._messages), **{**self._fields, **fields})
 
     def recall(self, query: str, limit: int = 5) -> list[RecallHit]:
         return self.store.recall(query, session_id=self.session_id, limit=limit)
@@ -144,7 +151,7 @@ class SessionLog:
     ) -> CompactionResult:
         """Compact the view with `compactor` and log the compaction when anything changed.
         `fields` are the conversation's request fields (tools, model, dialect) the compactor
-        needs to count and validate."""
+        needs to count and validate; model and dialect default to the session's."""
         conversation = self.conversation(**dict(fields or {}))
         result = compactor.compact(conversation, target_tokens=target_tokens, force=force)
         if result.conversation is not conversation and result.receipt.status in (

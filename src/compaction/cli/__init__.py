@@ -12,6 +12,8 @@ import click
 from compaction.cli.config import config_group
 from compaction.cli.eval import eval_command
 from compaction.cli.run import run_command
+from compaction.cli.serve import serve_command
+from compaction.cli.sessions import recall_command, sessions_group
 from compaction.cli.transcripts import compact_command, count_command, validate_command
 
 
@@ -25,8 +27,11 @@ cli.add_command(compact_command)
 cli.add_command(count_command)
 cli.add_command(validate_command)
 cli.add_command(eval_command)
+cli.add_command(sessions_group)
+cli.add_command(recall_command)
 cli.add_command(config_group)
 cli.add_command(run_command)
+cli.add_command(serve_command)
 
 
 def main() -> None:

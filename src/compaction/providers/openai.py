@@ -211,6 +211,11 @@ def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Package messages as Chat Completions `messages`, by the OpenAI dialect's encoder."""
     payload = OPENAI.encode(Conversation(tuple(messages)))
     wire: list[dict[str, Any]] = payload["messages"]
+    for message in wire:
+        # `content: null` beside tool calls is OpenAI's own form, but some compatible servers
+        # (llama-cpp-python) only accept a string there; every server accepts "".
+        if message.get("role") == "assistant" and message.get("content", "") is None:
+            message["content"] = ""
     return wire
 
 

@@ -86,6 +86,11 @@ def migrate(connection: sqlite3.Connection) -> list[str]:
         # a migration and its record land together or not at all.
         connection.execute("BEGIN IMMEDIATE")
         try:
+            # Checked again under the write lock: another process opening the same new store
+            # may have applied this migration since we looked.
+            if connection.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                connection.execute("ROLLBACK")
+                continue
             for statement in _statements(sql):
                 connection.execute(statement)
             connection.execute(

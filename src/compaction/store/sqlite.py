@@ -192,7 +192,7 @@ class SessionStore:
                 isolation_level=None,  # transactions are explicit: BEGIN … COMMIT
                 check_same_thread=False,
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(self._db)
             # NORMAL in WAL mode survives any process crash; only a power loss may lose the
             # last transactions (never corrupt the file).
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -489,26 +489,28 @@ class SessionStore:
         """Search everything compacted away (in one session, or all): every word of the
         query must match (prefixes of words too); when no word-level match exists, the query
         is looked for as a substring. Best matches first."""
-        words = re.findall(r"\w+", query)
-        if not words:
+        needle = query.strip()
+        if not needle:
             return []
         scope = "" if session_id is None else " AND session_id = ?"
         params: list[Any] = [] if session_id is None else [session_id]
-        match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
-        rows = self._read(
-            "SELECT session_id, seq, role, snippet(archive, 0, '[', ']', '…', 16),"
-            " bm25(archive), text FROM archive WHERE archive MATCH ?"
-            + scope
-            + " ORDER BY bm25(archive) LIMIT ?",
-            [match, *params, limit],
-        )
-        hits = [
-            RecallHit(s, int(q), r, snip, -float(score), text)
-            for s, q, r, snip, score, text in rows
-        ]
-        if hits:
-            return hits
-        needle = query.strip()
+        words = re.findall(r"\w+", query)
+        if words:
+            match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+            rows = self._read(
+                "SELECT session_id, seq, role, snippet(archive, 0, '[', ']', '…', 16),"
+                " bm25(archive), text FROM archive WHERE archive MATCH ?"
+                + scope
+                + " ORDER BY bm25(archive) LIMIT ?",
+                [match, *params, limit],
+            )
+            hits = [
+                RecallHit(s, int(q), r, snip, -float(score), text)
+                for s, q, r, snip, score, text in rows
+            ]
+            if hits:
+                return hits
+        # No word matched (or the query has no words, only punctuation such as `": "`).
         rows = self._read(
             "SELECT session_id, seq, role, text FROM archive WHERE instr(lower(text), lower(?))"
             + scope
@@ -536,6 +538,21 @@ class SessionStore:
         """Problems SQLite finds in the file (empty when it is sound)."""
         rows = self._read("PRAGMA integrity_check")
         return [r[0] for r in rows if r[0] != "ok"]
+
+
+def _enable_wal(db: sqlite3.Connection) -> None:
+    """Switch a connection to WAL. Switching needs a moment of exclusive access, and SQLite
+    does not wait for it (no busy handler), so when several processes create the same store
+    at once the losers see "database is locked": try again until the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def new_session_id() -> str:
