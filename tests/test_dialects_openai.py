@@ -700,10 +700,10 @@ def test_violation_index_is_the_wire_index() -> None:
 def test_dunder_all_is_honest() -> None:
     for name in dialects.__all__:
         assert hasattr(dialects, name), name
-    assert set(dialects.DIALECTS) == {"openai", "anthropic", "traj"}
+    assert set(dialects.DIALECTS) == {"openai", "anthropic", "responses", "traj"}
 
 
-@pytest.mark.parametrize("name", ["openai", "anthropic", "traj"])
+@pytest.mark.parametrize("name", ["openai", "anthropic", "responses", "traj"])
 def test_get_dialect_by_name(name: str) -> None:
     assert get_dialect(name).name == name
 
@@ -712,7 +712,7 @@ def test_unknown_dialect_names_the_valid_ones() -> None:
     with pytest.raises(ConfigError) as caught:
         get_dialect("gemini")
     assert "gemini" in str(caught.value)
-    assert "anthropic, openai, traj" in str(caught.value)
+    assert "anthropic, openai, responses, traj" in str(caught.value)
 
 
 @pytest.mark.parametrize(

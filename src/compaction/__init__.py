@@ -14,11 +14,13 @@ Internals live in the submodules; this module re-exports the public surface.
 
 from __future__ import annotations
 
+from compaction.agent import Orchestrator, RunResult
 from compaction.compactor import CompactionResult, Compactor, Receipt
 from compaction.config import CompactionConfig, PinRules
 from compaction.dialects import (
     ANTHROPIC,
     OPENAI,
+    RESPONSES,
     TRAJ,
     Dialect,
     Violation,
@@ -47,6 +49,7 @@ from compaction.exceptions import (
     TranscriptInvalidError,
     UnsupportedError,
 )
+from compaction.log import SessionLog
 from compaction.messages import (
     Conversation,
     Group,
@@ -61,6 +64,7 @@ from compaction.messages import (
     ToolResultPart,
     group_messages,
 )
+from compaction.store import SessionStore, open_store
 from compaction.strategies import (
     DigestStrategy,
     MaskStrategy,
@@ -74,7 +78,9 @@ from compaction.tokens import (
     context_window,
     counter_for_model,
 )
+from compaction.tools import Tool, tool
 from compaction.triggers import Decision, should_compact
+from compaction.workflow import AgentConfig, WorkflowConfig, load_workflow
 
 __all__ = [  # noqa: RUF022 (grouped by topic)
     # compaction
@@ -85,6 +91,17 @@ __all__ = [  # noqa: RUF022 (grouped by topic)
     "PinRules",
     "Receipt",
     "should_compact",
+    # agent runtime and session log
+    "AgentConfig",
+    "Orchestrator",
+    "RunResult",
+    "SessionLog",
+    "SessionStore",
+    "Tool",
+    "WorkflowConfig",
+    "load_workflow",
+    "open_store",
+    "tool",
     # strategies
     "DigestStrategy",
     "MaskStrategy",
@@ -106,6 +123,7 @@ __all__ = [  # noqa: RUF022 (grouped by topic)
     # dialects
     "ANTHROPIC",
     "OPENAI",
+    "RESPONSES",
     "TRAJ",
     "Dialect",
     "Violation",

@@ -461,5 +461,6 @@ def new_violations(before: Conversation, after: Conversation) -> list[Violation]
 
 def validate_for(conversation: Conversation) -> list[Violation]:
     """Violations of the provider the conversation is headed for (OpenAI for `.traj`)."""
-    name = conversation.dialect if conversation.dialect in ("openai", "anthropic") else "openai"
+    own = conversation.dialect in ("openai", "anthropic", "responses")
+    name = conversation.dialect if own and conversation.dialect else "openai"
     return get_dialect(name).validate(conversation)

@@ -26,7 +26,7 @@ from compaction.strategies import Strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FORMATS = ("openai", "anthropic", "traj")
+FORMATS = ("openai", "anthropic", "responses", "traj")
 STRATEGY_NAMES = ("mask", "digest", "summarize", "sequence", "truncate")
 LLM_STRATEGIES = {"summarize", "sequence"}
 PROVIDERS = ("openai", "anthropic")
@@ -363,7 +363,7 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
 )
 @click.option(
     "--dialect",
-    type=click.Choice(("openai", "anthropic")),
+    type=click.Choice(("openai", "anthropic", "responses")),
     help="Rules to check (default: the input's own; OpenAI for .traj).",
 )
 @user_errors

@@ -2,6 +2,7 @@
 
     openai     OpenAI Chat Completions (and compatible servers)     `openai_chat.py`
     anthropic  Anthropic Messages                                   `anthropic.py`
+    responses  OpenAI Responses (`/v1/responses` request bodies)    `openai_responses.py`
     traj       SWE-agent `.traj` trajectories, input only → OpenAI   `swe_traj.py`
 
 Every dialect decodes losslessly (`encode(decode(x)) == x`) and validates a conversation
@@ -22,6 +23,7 @@ from typing import Any, Final
 from compaction.dialects.anthropic import ANTHROPIC, AnthropicDialect
 from compaction.dialects.base import Dialect, Violation
 from compaction.dialects.openai_chat import OPENAI, OpenAIChatDialect
+from compaction.dialects.openai_responses import RESPONSES, OpenAIResponsesDialect
 from compaction.dialects.swe_traj import TRAJ, SweTrajDialect
 from compaction.exceptions import ConfigError, DecodeError
 from compaction.messages import Conversation
@@ -31,10 +33,12 @@ __all__ = [
     "ANTHROPIC",
     "DIALECTS",
     "OPENAI",
+    "RESPONSES",
     "TRAJ",
     "AnthropicDialect",
     "Dialect",
     "OpenAIChatDialect",
+    "OpenAIResponsesDialect",
     "SweTrajDialect",
     "Violation",
     # entry points
@@ -47,6 +51,7 @@ __all__ = [
 DIALECTS: Final[Mapping[str, Dialect]] = {
     "openai": OPENAI,
     "anthropic": ANTHROPIC,
+    "responses": RESPONSES,
     "traj": TRAJ,
 }
 
@@ -78,20 +83,24 @@ def get_dialect(name: str) -> Dialect:
 
 
 def detect_dialect(payload: Any) -> str:
-    """Guess the dialect of parsed JSON: "openai", "anthropic" or "traj".
+    """Guess the dialect of parsed JSON: "openai", "anthropic", "responses" or "traj".
 
-    An object with a `history` list (and no `messages`) is a SWE-agent trajectory. A list of
+    An object with `input` (and no `messages`) is an OpenAI Responses request; one with a
+    `history` list (and no `messages`) is a SWE-agent trajectory. A list of
     messages or an object with `messages` is OpenAI chat unless it shows a sign of Anthropic:
     a top-level `system`, an `anthropic_version`-style field, or an Anthropic-only block type
     (tool_use, tool_result, thinking, redacted_thinking, image, …) in some message's content.
     """
     if isinstance(payload, dict):
         if "messages" not in payload:
+            if "input" in payload:
+                return "responses"
             if isinstance(payload.get("history"), list):
                 return "traj"
             raise DecodeError(
                 "cannot tell the dialect: expected a list of messages, an object with "
-                "`messages` (OpenAI or Anthropic) or an object with `history` (SWE-agent .traj)",
+                "`messages` (OpenAI or Anthropic), an object with `input` (OpenAI Responses) "
+                "or an object with `history` (SWE-agent .traj)",
                 location="payload",
             )
         if "system" in payload or any(k in payload for k in _ANTHROPIC_FIELDS):
