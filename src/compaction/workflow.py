@@ -44,10 +44,11 @@ from pydantic import (
 
 from compaction.config import CompactionConfig, PinRules
 from compaction.exceptions import ConfigError
+from compaction.tools import BUILTIN_TOOLS as CALLABLE_BUILTINS
 
 logger = logging.getLogger("compaction")
 
-BUILTIN_TOOLS: frozenset[str] = frozenset({"recall", "read_file", "list_directory"})
+BUILTIN_TOOLS: frozenset[str] = frozenset({*CALLABLE_BUILTINS, "recall"})
 """Tools the runtime provides by name; any other tool is an import path `module:function`."""
 
 Source = Literal["agent", "defaults", "transforms", "summarizer", "built-in"]
