@@ -1,0 +1,225 @@
+"""`compaction serve`: the drop-in proxy (`compaction.proxy`) under uvicorn.
+
+    compaction serve --upstream https://api.openai.com [--anthropic-upstream URL]
+                     [--host 127.0.0.1] [--port 8787] [--config FILE] [--store PATH-or-URL]
+                     [--token-threshold N] [--max-tokens N] …
+
+`--config` takes the agent workflow YAML (or a plain compaction config): its top-level
+`compact` section is the policy and its `store` the default store; flags override both.
+Without any trigger configured, the proxy compacts at 80% of the model's context window.
+Keys are best given through the environment (`COMPACTION_UPSTREAM_KEY`,
+`COMPACTION_REQUIRE_KEY`, `COMPACTION_SUMMARIZER_KEY`), where `ps` cannot show them.
+
+SIGINT / SIGTERM stop accepting connections and let in-flight requests (streams included)
+finish, for up to `--graceful-timeout` seconds, before the upstream client and the store
+are closed.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from compaction.cli.transcripts import user_errors
+from compaction.config import CompactionConfig
+from compaction.exceptions import ConfigError
+from compaction.providers.base import Provider
+from compaction.proxy.settings import DEFAULT_MAX_BODY_BYTES
+
+LLM_STRATEGIES = ("summarize", "sequence")
+TRIGGERS = ("token_threshold", "window_fraction", "turn_threshold", "message_threshold")
+
+
+def load_policy(path: str) -> tuple[CompactionConfig, str | None]:
+    """The `compact` policy and the `store` of a workflow file (or a plain config file)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror}", location=path) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"not valid YAML: {e}", location=path) from None
+    if isinstance(data, dict) and "agents" in data:
+        from compaction.workflow import load_workflow
+
+        workflow = load_workflow(path)  # validates the whole file, errors name the line
+        policy = CompactionConfig.from_dict(data.get("compact"), source=f"{path}: compact")
+        return policy, workflow.store
+    return CompactionConfig.from_yaml(path), None
+
+
+def summarizer_for(
+    policy: CompactionConfig, provider: str, base_url: str | None, key: str | None
+) -> Provider | None:
+    """The summarizer the policy's LLM strategies need (None when they need none)."""
+    if not any(s.kind in LLM_STRATEGIES for s in policy.strategies):
+        return None
+    if not policy.model:
+        raise click.UsageError(
+            "the policy uses an LLM strategy: give --summarizer-model (or `compact.model`)"
+        )
+    try:
+        if provider == "anthropic":
+            from compaction.providers.anthropic import AnthropicProvider
+
+            return AnthropicProvider(policy.model, base_url=base_url, api_key=key)
+        from compaction.providers.openai import OpenAIProvider
+
+        return OpenAIProvider(policy.model, base_url=base_url, api_key=key)
+    except ImportError as e:
+        raise click.UsageError(str(e)) from None
+
+
+@click.command("serve")
+@click.option("--upstream", required=True, help="OpenAI-compatible base URL (…/v1 or not).")
+@click.option(
+    "--anthropic-upstream", help="Anthropic base URL for /v1/messages (default: --upstream)."
+)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8787, show_default=True, type=int)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Workflow YAML: its `compact` is the policy.",
+)
+@click.option(
+    "--store", help="Session store: a path, sqlite:///path or :memory: (default: per-user)."
+)
+@click.option(
+    "--token-threshold", type=int, help="Compact when a request reaches this many tokens."
+)
+@click.option("--max-tokens", type=int, help="The most tokens a compacted request may have.")
+@click.option(
+    "--upstream-key",
+    envvar="COMPACTION_UPSTREAM_KEY",
+    help="Key sent upstream instead of the client's.",
+)
+@click.option(
+    "--require-key", envvar="COMPACTION_REQUIRE_KEY", help="Key clients must present to the proxy."
+)
+@click.option(
+    "--summarizer-model", help="Compaction model for summarize/sequence (`compact.model`)."
+)
+@click.option(
+    "--summarizer-provider",
+    type=click.Choice(["openai", "anthropic"]),
+    default="openai",
+    show_default=True,
+)
+@click.option("--summarizer-base-url", help="Summarizer server (default: the upstream).")
+@click.option(
+    "--summarizer-key",
+    envvar="COMPACTION_SUMMARIZER_KEY",
+    help="Summarizer key (default: --upstream-key, then the SDK's env).",
+)
+@click.option("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, show_default=True)
+@click.option(
+    "--upstream-timeout",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait for upstream bytes.",
+)
+@click.option("--connect-timeout", type=float, default=10.0, show_default=True)
+@click.option(
+    "--recall-tool/--no-recall-tool",
+    default=False,
+    help="Offer a `recall` tool once a session has compacted.",
+)
+@click.option(
+    "--graceful-timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds in-flight requests get at shutdown.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="info",
+    show_default=True,
+)
+@user_errors
+def serve_command(
+    upstream: str,
+    anthropic_upstream: str | None,
+    host: str,
+    port: int,
+    config_path: str | None,
+    store: str | None,
+    token_threshold: int | None,
+    max_tokens: int | None,
+    upstream_key: str | None,
+    require_key: str | None,
+    summarizer_model: str | None,
+    summarizer_provider: str,
+    summarizer_base_url: str | None,
+    summarizer_key: str | None,
+    max_body_bytes: int,
+    upstream_timeout: float,
+    connect_timeout: float,
+    recall_tool: bool,
+    graceful_timeout: float,
+    log_level: str,
+) -> None:
+    """Run the compaction proxy in front of an OpenAI- and/or Anthropic-compatible upstream.
+
+    Point clients at http://HOST:PORT/v1 (OpenAI SDKs) or http://HOST:PORT (Anthropic SDK)."""
+    try:
+        import uvicorn
+
+        from compaction.proxy import ProxySettings, create_app
+        from compaction.proxy.settings import default_policy
+    except ImportError as e:
+        raise click.UsageError(
+            f"the proxy needs the server extra: pip install 'llm-compaction[server]' ({e})"
+        ) from None
+    policy, config_store = load_policy(config_path) if config_path else (default_policy(), None)
+    overrides: dict[str, Any] = {
+        "token_threshold": token_threshold,
+        "max_tokens": max_tokens,
+        "model": summarizer_model,
+    }
+    policy = policy.with_overrides(**overrides)
+    if all(getattr(policy, t) is None for t in TRIGGERS) and policy.threshold_chars is None:
+        policy = policy.with_overrides(window_fraction=0.8)
+    summarizer = summarizer_for(
+        policy,
+        summarizer_provider,
+        summarizer_base_url or _v1(upstream),
+        summarizer_key or upstream_key,
+    )
+    settings = ProxySettings(
+        upstream=upstream,
+        anthropic_upstream=anthropic_upstream,
+        compaction=policy,
+        store=store or config_store,
+        upstream_key=upstream_key,
+        require_key=require_key,
+        max_body_bytes=max_body_bytes,
+        connect_timeout=connect_timeout,
+        read_timeout=upstream_timeout,
+        recall_tool=recall_tool,
+    )
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is too much
+    app = create_app(settings, summarizer=summarizer)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        timeout_graceful_shutdown=int(graceful_timeout) if graceful_timeout > 0 else None,
+        access_log=log_level == "debug",
+        lifespan="on",
+    )
+    uvicorn.Server(config).run()
+
+
+def _v1(url: str) -> str:
+    url = url.rstrip("/")
+    return url if url.endswith("/v1") else url + "/v1"

@@ -1,0 +1,473 @@
+"""Sessions: which conversation a request belongs to, what of it is new, and whether (and
+how) to compact it before it goes upstream.
+
+Identity. A request names its session with an `X-Compaction-Session` header; without one,
+the session is a hash of the API, the model, the system prompt and the first user message
+(`Api.session_seed`). Each session has its own `asyncio.Lock`, its own `SessionLog` (the
+store's append-only log and the model-visible view) and its own `Compactor` (whose
+anti-thrash memory and summarizer circuit breaker are per conversation); only the token
+counters are shared, one per model, and they are thread-safe. Concurrent sessions never
+share anything else.
+
+The next request of a session re-sends the whole history plus a turn. Its history items are
+compared with the previous request's (one C-level comparison of the parsed JSON); when they
+extend them, only the new items are decoded, logged and counted, and the view's older
+messages keep their identity, so the per-message token cache answers for them. Once a
+session has compacted, each request is forwarded as its fields (model, tools, stream, …)
+around the log's view, which holds the earlier summaries: the summarize strategy is anchored
+on the previous summary, so each compaction pays only for the newly dropped span. Until a
+session first compacts, its requests go upstream byte for byte as they came.
+
+Branches. When a request does not extend the logged history (the client edited, rewound, or
+retried with different content; or two conversations share a hash), it starts a fresh
+branch: a new log (`<session>.<random>`, `meta.branch_of` naming the session) seeded with the
+request's whole history. Later requests go to whichever branch they extend. Compactions of
+the old branch are not reused by the new one.
+
+Validation. The proxy judges a transcript by the dialect's rules only when it is about to
+rewrite it (a compaction); a request it forwards untouched is the upstream's to judge, so
+the proxy stays transparent for servers with looser rules.
+
+This module must never see a header other than the session header, nor log message content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+
+from compaction.compactor import CompactionResult, Compactor, Receipt
+from compaction.config import CompactionConfig
+from compaction.exceptions import CompactionError, HistoryDivergedError
+from compaction.log import SessionLog
+from compaction.messages import Conversation, Message
+from compaction.providers.base import Provider
+from compaction.proxy.apis import Api, dumps
+from compaction.proxy.errors import ProxyError
+from compaction.proxy.metrics import Metrics
+from compaction.store import SessionStore
+from compaction.tokens import ConversationCounter
+from compaction.triggers import token_limit
+
+logger = logging.getLogger("compaction.proxy")
+
+SESSION_HEADER = "x-compaction-session"
+_HEADER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+# A compaction forced by an upstream context-length error aims at this share of the tokens
+# that did not fit.
+OVERFLOW_TARGET = 0.5
+
+T = TypeVar("T")
+
+
+@dataclass
+class Branch:
+    """One line of history of a session: its log, its compactor, and the wire items of the
+    last request it took (what the next request is compared with)."""
+
+    log: SessionLog
+    compactor: Compactor
+    items: list[Any] | None = None
+    head: Any = None
+    raw_tools: Any = None
+    tools: tuple[Any, ...] = ()
+    rewritten: bool = False
+    # The tokens of the view's messages (framing included, tools and reply priming not),
+    # kept up to date as messages are appended so a request costs only its new messages.
+    token_sum: int | None = None
+
+    def extended_by(self, items: list[Any] | None, head: Any) -> bool:
+        if self.items is None or items is None or head != self.head:
+            return False
+        n = len(self.items)
+        return len(items) >= n and items[:n] == self.items
+
+
+@dataclass
+class Stats:
+    """Per session. `tokens_before` / `tokens_after` sum over its compactions; the `last_`
+    pair is the last request's: the session's view plus the request's new messages, then
+    what went upstream."""
+
+    requests: int = 0
+    compactions: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    last_tokens_before: int | None = None
+    last_tokens_after: int | None = None
+    last_receipt: dict[str, Any] | None = None
+
+
+@dataclass
+class Session:
+    key: str
+    api: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    branches: list[Branch] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    model: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.stats
+        return {
+            "id": self.key,
+            "api": self.api,
+            "model": self.model,
+            "branches": len(self.branches),
+            "log": self.branches[0].log.session_id if self.branches else None,
+            "requests": s.requests,
+            "compactions": s.compactions,
+            "tokens_before": s.tokens_before,
+            "tokens_after": s.tokens_after,
+            "last_tokens_before": s.last_tokens_before,
+            "last_tokens_after": s.last_tokens_after,
+            "last_receipt": s.last_receipt,
+        }
+
+
+@dataclass
+class Prepared:
+    """What to send upstream for one request, and what a retry needs."""
+
+    body: bytes
+    session: Session | None = None
+    branch: Branch | None = None
+    shell: Conversation | None = None
+    tokens: int = 0
+    view_size: int = 0
+    rewritten: bool = False
+    compaction: Receipt | None = None
+
+
+class Sessions:
+    """Every session this process has seen recently (at most `max_sessions` in memory; an
+    evicted one resumes from the store on its next request)."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        config: CompactionConfig,
+        *,
+        summarizer: Provider | None = None,
+        metrics: Metrics | None = None,
+        max_sessions: int = 2048,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.summarizer = summarizer
+        self.metrics = metrics or Metrics()
+        self.max_sessions = max_sessions
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._counters: dict[tuple[str | None, str], ConversationCounter] = {}
+
+    # -- identity --------------------------------------------------------------------------
+
+    def key_for(self, api: Api, payload: dict[str, Any], header: str | None) -> str:
+        if header is None:
+            return api.session_seed(payload)
+        header = header.strip()
+        if not _HEADER_ID.match(header):
+            raise ProxyError(
+                400,
+                f"invalid {SESSION_HEADER} header: use 1 to 100 letters, digits, '.', '_', "
+                "':' or '-', starting with a letter or digit",
+            )
+        return header
+
+    def _session(self, key: str, api: Api) -> Session:
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = Session(key, api.name)
+            self._evict()
+        else:
+            self._sessions.move_to_end(key)
+        return session
+
+    def _evict(self) -> None:
+        while len(self._sessions) > self.max_sessions:
+            for key, session in self._sessions.items():
+                if not session.lock.locked():
+                    del self._sessions[key]
+                    break
+            else:
+                return
+
+    def status(self) -> dict[str, Any]:
+        sessions = [s.to_dict() for s in reversed(self._sessions.values())]
+        return {"sessions": sessions, "count": len(sessions)}
+
+    # -- the request path --------------------------------------------------------------------
+
+    async def prepare(
+        self, api: Api, payload: dict[str, Any], body: bytes, header: str | None
+    ) -> Prepared:
+        """Log the request's new messages and compact when the policy says so; return the
+        body to forward (the original bytes unless the session's view differs from them)."""
+        key = self.key_for(api, payload, header)
+        session = self._session(key, api)
+        async with session.lock:
+            try:
+                return await self._prepare(session, api, payload, body)
+            except ProxyError:
+                raise
+            except Exception:
+                # The in-memory state may be half updated; the store has what was logged.
+                # Forget the session so its next request resumes from the store.
+                if self._sessions.get(key) is session:
+                    del self._sessions[key]
+                raise
+
+    async def _prepare(
+        self, session: Session, api: Api, payload: dict[str, Any], body: bytes
+    ) -> Prepared:
+        session.stats.requests += 1
+        session.model = payload.get("model") if isinstance(payload.get("model"), str) else None
+        shell = api.shell(payload)
+        branch, appended = await self._place(session, api, payload, shell)
+        shell = self._with_cached_tools(branch, payload, shell)
+        tokens = self._tokens(branch, shell, appended)
+        session.stats.last_tokens_before = tokens
+        prepared = Prepared(body, session, branch, shell, tokens)
+        if not self._below_every_trigger(branch, shell, tokens):
+            conversation = branch.log.conversation(**_fields(shell))
+            decision = branch.compactor.should_compact(conversation)
+            if decision.compact:
+                violations = api.dialect.validate(conversation)
+                if violations:
+                    more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+                    raise ProxyError(
+                        400,
+                        f"invalid {api.name} transcript: "
+                        + "; ".join(str(v) for v in violations[:3])
+                        + more,
+                        param=api.items_key,
+                    )
+                result = await self._compact(session, branch, shell, api)
+                if result is not None:
+                    prepared.compaction = result.receipt
+        if branch.rewritten:
+            prepared.body = dumps(api.encode(shell, branch.log.messages))
+            prepared.rewritten = True
+            prepared.tokens = self._tokens(branch, shell, 0)
+        prepared.view_size = len(branch.log.messages)
+        session.stats.last_tokens_after = prepared.tokens
+        return prepared
+
+    async def compact_harder(self, api: Api, prepared: Prepared) -> Prepared | None:
+        """After the upstream said the request did not fit: compact the same view to half
+        its tokens, whatever the policy; None when that changed nothing or the session moved
+        on meanwhile."""
+        session, branch, shell = prepared.session, prepared.branch, prepared.shell
+        if session is None or branch is None or shell is None:
+            return None
+        async with session.lock:
+            if session.branches[0] is not branch or len(branch.log.messages) != prepared.view_size:
+                return None
+            target = max(1, int(prepared.tokens * OVERFLOW_TARGET))
+            result = await self._compact(session, branch, shell, api, target=target)
+            if result is None:
+                return None
+            messages = branch.log.messages
+            return Prepared(
+                dumps(api.encode(shell, messages)),
+                session,
+                branch,
+                shell,
+                result.receipt.tokens_after,
+                len(messages),
+                True,
+                result.receipt,
+            )
+
+    # -- pieces ----------------------------------------------------------------------------
+
+    async def _place(
+        self, session: Session, api: Api, payload: dict[str, Any], shell: Conversation
+    ) -> tuple[Branch, int | None]:
+        """The branch this request extends, with the request's new messages logged, and how
+        many messages that added to its view (None: a branch opened or resumed just now)."""
+        items = api.items(payload)
+        head = api.head(payload)
+        for i, branch in enumerate(session.branches):
+            if branch.extended_by(items, head):
+                assert branch.items is not None and items is not None
+                tail = api.decode_tail(items, len(branch.items))
+                if tail is None:
+                    added = await self._io(branch.log.sync, list(api.decode(payload).messages))
+                else:
+                    added = len(tail)
+                    if tail:
+                        await self._io(branch.log.append, *tail)
+                branch.items = items
+                if i:
+                    session.branches.insert(0, session.branches.pop(i))
+                return branch, added
+        history = list(api.decode(payload).messages)
+        if not session.branches:
+            branch = await self._open(session, api, shell, session.key)
+            if branch.log.messages or branch.rewritten:
+                try:
+                    await self._io(lambda: branch.log.sync(history, verify=True))
+                except HistoryDivergedError as e:
+                    logger.info("session %s: %s; starting a branch", session.key, e)
+                    session.branches.insert(0, branch)
+                    branch = await self._new_branch(session, api, shell, history)
+                else:
+                    session.branches.insert(0, branch)
+            else:
+                await self._io(branch.log.append, *history)
+                session.branches.insert(0, branch)
+        else:
+            logger.info("session %s: the history does not extend a logged one", session.key)
+            branch = await self._new_branch(session, api, shell, history)
+        session.branches.remove(branch)
+        session.branches.insert(0, branch)
+        branch.items, branch.head = items, head
+        branch.token_sum = None
+        return branch, None
+
+    async def _new_branch(
+        self, session: Session, api: Api, shell: Conversation, history: list[Message]
+    ) -> Branch:
+        branch_id = f"{session.key}.{secrets.token_hex(4)}"
+        branch = await self._open(session, api, shell, branch_id, branch_of=session.key)
+        await self._io(branch.log.append, *history)
+        session.branches.insert(0, branch)
+        return branch
+
+    async def _open(
+        self,
+        session: Session,
+        api: Api,
+        shell: Conversation,
+        log_id: str,
+        *,
+        branch_of: str | None = None,
+    ) -> Branch:
+        meta = (
+            {"proxy": api.name}
+            if branch_of is None
+            else {"proxy": api.name, "branch_of": branch_of}
+        )
+
+        def open_log() -> tuple[SessionLog, bool]:
+            log = SessionLog.open(
+                self.store, log_id, agent="proxy", model=shell.model, dialect=api.name, meta=meta
+            )
+            return log, log.info().compactions > 0
+
+        log, rewritten = await self._io(open_log)
+        counter = await self._counter(shell)
+        compactor = Compactor(self.config, counter=counter, summarizer=self.summarizer)
+        return Branch(log, compactor, rewritten=rewritten)
+
+    async def _counter(self, shell: Conversation) -> ConversationCounter:
+        model = self.config.tokenizer_model or shell.model
+        provider = "anthropic" if shell.dialect == "anthropic" else "openai"
+        key = (model, provider)
+        counter = self._counters.get(key)
+        if counter is None:
+            # Loading a tokenizer reads files (or the network, when allowed): off the loop.
+            counter = await run_in_threadpool(
+                ConversationCounter.for_model, model, provider=provider
+            )
+            counter = self._counters.setdefault(key, counter)
+        return counter
+
+    def _tokens(self, branch: Branch, shell: Conversation, appended: int | None) -> int:
+        """What the view counts with the request's tools, as `Compactor.count` would say,
+        counting only the messages appended since the last request."""
+        counter = branch.compactor.counter_for(shell)
+        view = branch.log.messages
+        if not view:
+            return 0
+        if branch.token_sum is None or appended is None:
+            branch.token_sum = sum(counter.count_message(m) for m in view)
+        elif appended:
+            branch.token_sum += sum(counter.count_message(m) for m in view[-appended:])
+        frame = counter.count(Conversation(view[:1], tools=shell.tools))
+        return frame.total - frame.per_message[0] + branch.token_sum
+
+    def _below_every_trigger(self, branch: Branch, shell: Conversation, tokens: int) -> bool:
+        """True when no trigger can fire: only token triggers are set and `tokens` is under
+        them. (The compactor's own check counts the whole view again.)"""
+        config = self.config
+        if config.turn_threshold or config.message_threshold or config.threshold_chars:
+            return False
+        limit = token_limit(config, branch.compactor.window(shell))
+        return limit is None or tokens < limit
+
+    def _with_cached_tools(
+        self, branch: Branch, payload: dict[str, Any], shell: Conversation
+    ) -> Conversation:
+        """The shell with the tool schemas of the previous request when they are equal, so
+        the counter's per-schema cache answers for them."""
+        raw = payload.get("tools")
+        if raw is not None and branch.raw_tools is not None and raw == branch.raw_tools:
+            return replace(shell, tools=branch.tools)
+        branch.raw_tools = raw
+        branch.tools = shell.tools
+        return shell
+
+    async def _compact(
+        self,
+        session: Session,
+        branch: Branch,
+        shell: Conversation,
+        api: Api,
+        *,
+        target: int | None = None,
+    ) -> CompactionResult | None:
+        """Compact the branch's view in a worker thread; None when nothing changed."""
+        fields = _fields(shell)
+        try:
+            result = await run_in_threadpool(
+                lambda: branch.log.compact(
+                    branch.compactor, target_tokens=target, force=target is not None, fields=fields
+                )
+            )
+        except CompactionError as e:
+            logger.warning("session %s: compaction failed, forwarding as is: %s", session.key, e)
+            return None
+        receipt = result.receipt
+        session.stats.last_receipt = receipt.to_dict(include_archive=False)
+        logger.info(
+            "session %s: compaction %s, %d → %d tokens",
+            session.key,
+            receipt.status,
+            receipt.tokens_before,
+            receipt.tokens_after,
+        )
+        if receipt.status not in ("compacted", "target_unreachable") or (
+            receipt.tokens_after >= receipt.tokens_before
+        ):
+            return None
+        branch.rewritten = True
+        branch.token_sum = None
+        session.stats.compactions += 1
+        session.stats.tokens_before += receipt.tokens_before
+        session.stats.tokens_after += receipt.tokens_after
+        self.metrics.compacted(api.name, receipt.tokens_before, receipt.tokens_after)
+        return result
+
+    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
+        """Store work. SQLite writes of a turn's messages take well under a millisecond, so
+        they run inline; the lock per session keeps them ordered."""
+        return fn(*args)
+
+
+def _fields(shell: Conversation) -> dict[str, Any]:
+    return {
+        "tools": shell.tools,
+        "model": shell.model,
+        "dialect": shell.dialect,
+        "provider_data": shell.provider_data,
+    }

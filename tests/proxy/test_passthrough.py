@@ -1,0 +1,192 @@
+"""Requests under budget go upstream byte for byte; answers come back unchanged, streamed or
+not; other paths are relayed; headers and keys are forwarded as documented."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from .conftest import anthropic_body, chat_body, raw, running
+from .upstream import anthropic_events, chat_chunks, chat_completion, responses_events
+
+pytestmark = pytest.mark.anyio
+
+BIG = {"token_threshold": 10_000_000}
+
+
+async def test_chat_under_budget_is_forwarded_byte_for_byte() -> None:
+    from compaction.config import CompactionConfig
+
+    body = raw(chat_body(3))
+    async with running(compaction=CompactionConfig(**BIG)) as h:
+        response = await h.client.post(
+            "/v1/chat/completions",
+            content=body,
+            headers={"authorization": "Bearer sk-client", "content-type": "application/json"},
+        )
+        assert response.status_code == 200
+        assert response.json() == chat_completion()
+        assert h.upstream.last.body == body
+        assert h.upstream.last.url == "http://upstream.test/v1/chat/completions"
+        assert h.upstream.last.headers["authorization"] == "Bearer sk-client"
+
+
+async def test_chat_stream_passes_events_through_unchanged() -> None:
+    body = chat_body(2, stream=True)
+    async with running() as h:
+        response = await h.client.post("/v1/chat/completions", json=body)
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.content == b"".join(chat_chunks())
+        assert "content-length" not in response.headers or int(
+            response.headers["content-length"]
+        ) == len(response.content)
+
+
+async def test_anthropic_stream_passes_events_through_unchanged() -> None:
+    async with running() as h:
+        response = await h.client.post(
+            "/v1/messages",
+            json=anthropic_body(2, stream=True),
+            headers={"x-api-key": "sk-ant-client", "anthropic-version": "2023-06-01"},
+        )
+        assert response.status_code == 200
+        assert response.content == b"".join(anthropic_events())
+        seen = h.upstream.last
+        assert seen.url == "http://upstream.test/v1/messages"
+        assert seen.headers["x-api-key"] == "sk-ant-client"
+        assert seen.headers["anthropic-version"] == "2023-06-01"
+
+
+async def test_responses_stream_passes_events_through_unchanged() -> None:
+    body = {
+        "model": "gpt-4o",
+        "instructions": "You are terse.",
+        "input": [{"role": "user", "content": "Say hello."}],
+        "stream": True,
+    }
+    async with running() as h:
+        response = await h.client.post("/v1/responses", json=body)
+        assert response.status_code == 200
+        assert response.content == b"".join(responses_events())
+        assert h.upstream.last.json() == body
+
+
+async def test_anthropic_paths_go_to_the_anthropic_upstream() -> None:
+    async with running(anthropic_upstream="http://anthropic.test") as h:
+        await h.client.post("/v1/messages", json=anthropic_body(1))
+        assert h.upstream.last.url == "http://anthropic.test/v1/messages"
+        await h.client.get("/v1/models", headers={"anthropic-version": "2023-06-01"})
+        assert h.upstream.last.url == "http://anthropic.test/v1/models"
+        await h.client.post("/v1/chat/completions", json=chat_body(1))
+        assert h.upstream.last.url == "http://upstream.test/v1/chat/completions"
+
+
+async def test_other_paths_are_relayed_with_query_and_method() -> None:
+    async with running() as h:
+        response = await h.client.get("/v1/models?limit=2")
+        assert response.status_code == 200
+        assert response.json()["data"][0]["id"] == "gpt-4o"
+        assert h.upstream.last.url == "http://upstream.test/v1/models?limit=2"
+        response = await h.client.post("/v1/embeddings", content=b'{"input": "x"}')
+        assert response.status_code == 404  # the upstream's own answer, relayed
+        assert response.json()["error"]["message"] == "no route /v1/embeddings"
+        assert h.upstream.last.body == b'{"input": "x"}'
+        assert h.upstream.last.method == "POST"
+
+
+async def test_upstream_base_with_v1_is_not_doubled() -> None:
+    async with running(upstream="http://upstream.test/v1") as h:
+        await h.client.post("/v1/chat/completions", json=chat_body(1))
+        assert h.upstream.last.url == "http://upstream.test/v1/chat/completions"
+
+
+async def test_hop_by_hop_and_proxy_headers_are_not_forwarded() -> None:
+    async with running() as h:
+        await h.client.post(
+            "/v1/chat/completions",
+            json=chat_body(1),
+            headers={
+                "x-compaction-session": "s1",
+                "te": "trailers",
+                "connection": "keep-alive, x-private",
+                "x-private": "hop",
+                "openai-organization": "org-1",
+                "accept-encoding": "gzip",
+            },
+        )
+        seen = h.upstream.last.headers
+        assert "x-compaction-session" not in seen
+        assert "te" not in seen
+        assert "x-private" not in seen
+        assert seen["openai-organization"] == "org-1"
+        assert seen["accept-encoding"] == "identity"
+        assert int(seen["content-length"]) == len(h.upstream.last.body)
+
+
+async def test_upstream_key_replaces_the_clients_key() -> None:
+    async with running(upstream_key="sk-proxy-owned") as h:
+        await h.client.post(
+            "/v1/chat/completions", json=chat_body(1), headers={"authorization": "Bearer sk-x"}
+        )
+        assert h.upstream.last.headers["authorization"] == "Bearer sk-proxy-owned"
+        await h.client.post("/v1/messages", json=anthropic_body(1), headers={"x-api-key": "sk-y"})
+        assert h.upstream.last.headers["x-api-key"] == "sk-proxy-owned"
+        assert "authorization" not in h.upstream.last.headers
+
+
+async def test_upstream_error_status_is_relayed_as_is() -> None:
+    error = {"error": {"message": "Rate limit", "type": "requests", "param": None, "code": "429"}}
+
+    def handler(request: httpx.Request, data: object) -> httpx.Response:
+        return httpx.Response(429, json=error, headers={"retry-after": "7"})
+
+    async with running(handler=handler) as h:
+        response = await h.client.post("/v1/chat/completions", json=chat_body(1))
+        assert response.status_code == 429
+        assert response.json() == error
+        assert response.headers["retry-after"] == "7"
+
+
+async def test_stateful_responses_request_is_not_logged() -> None:
+    body = {
+        "model": "gpt-4o",
+        "previous_response_id": "resp_0",
+        "input": [{"type": "function_call_output", "call_id": "c1", "output": "42"}],
+    }
+    async with running() as h:
+        response = await h.client.post("/v1/responses", json=body)
+        assert response.status_code == 200
+        assert json.loads(h.upstream.last.body) == body
+        assert (await h.status())["count"] == 0
+
+
+async def test_small_answer_with_a_length_is_sent_whole_with_its_length() -> None:
+    from collections.abc import AsyncIterator
+
+    payload = json.dumps(chat_completion("sized")).encode()
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield payload[:10]
+        yield payload[10:]
+
+    def handler(request: httpx.Request, data: object) -> httpx.Response:
+        headers = {"content-type": "application/json", "content-length": str(len(payload))}
+        return httpx.Response(200, headers=headers, content=stream())
+
+    async with running(handler=handler) as h:
+        response = await h.client.post("/v1/chat/completions", json=chat_body(1))
+        assert response.content == payload
+        assert response.headers["content-length"] == str(len(payload))
+        assert response.headers["content-type"] == "application/json"
+
+
+async def test_other_methods_on_api_paths_are_relayed() -> None:
+    async with running() as h:
+        response = await h.client.get("/v1/chat/completions?limit=1")
+        assert response.status_code == 200  # relayed, not the router's 405
+        assert h.upstream.last.method == "GET"
+        assert h.upstream.last.body == b""
+        assert h.upstream.last.url == "http://upstream.test/v1/chat/completions?limit=1"

@@ -1,0 +1,109 @@
+"""The app under a real uvicorn server on loopback (in this process): streams reach the client
+before the upstream finishes, graceful shutdown lets an in-flight stream finish, sockets have
+TCP_NODELAY; and the `serve` command's configuration handling."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from click.testing import CliRunner
+
+from compaction.cli import cli
+from compaction.cli.serve import load_policy
+from compaction.proxy import ProxySettings, create_app
+from compaction.store import open_store
+
+from .conftest import chat_body
+from .upstream import FakeUpstream, chat_chunks, sse_response
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_in_flight_stream_finishes_during_graceful_shutdown() -> None:
+    release = asyncio.Event()
+    chunks = chat_chunks("one two three")
+
+    async def slow_stream() -> AsyncIterator[bytes]:
+        yield chunks[0]
+        await release.wait()
+        for chunk in chunks[1:]:
+            yield chunk
+
+    upstream = FakeUpstream(lambda request, data: sse_response(slow_stream()))
+    app = create_app(
+        ProxySettings(upstream="http://upstream.test"),
+        store=open_store(":memory:"),
+        upstream_transport=httpx.MockTransport(upstream),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    )
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    proxy = app.state.proxy
+    received: list[bytes] = []
+    async with (
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
+        client.stream("POST", "/v1/chat/completions", json=chat_body(1, stream=True)) as response,
+    ):
+        stream = response.aiter_raw()
+        # the first event arrives while the upstream is still holding the rest back
+        received.append(await asyncio.wait_for(stream.__anext__(), timeout=5))
+        assert received[0] == chunks[0]
+        for connection in server.server_state.connections:
+            sock = connection.transport.get_extra_info("socket")  # type: ignore[attr-defined]
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        server.should_exit = True  # like SIGTERM
+        await asyncio.sleep(0.3)
+        assert not serving.done(), "the server must wait for the in-flight stream"
+        release.set()
+        async for chunk in stream:
+            received.append(chunk)
+    assert b"".join(received) == b"".join(chunks)
+    await asyncio.wait_for(serving, timeout=5)
+    assert proxy._client is None  # lifespan shutdown closed the upstream client
+
+
+def test_serve_config_takes_the_workflow_compact_section(tmp_path: Path) -> None:
+    path = tmp_path / "agents.yaml"
+    path.write_text(
+        "store: sessions.db\n"
+        "compact:\n  token_threshold: 5000\n  max_tokens: 2000\n"
+        "agents:\n  - id: coder\n    model: gpt-4o\n",
+        encoding="utf-8",
+    )
+    policy, store = load_policy(str(path))
+    assert (policy.token_threshold, policy.max_tokens) == (5000, 2000)
+    assert store == "sessions.db"
+    plain = tmp_path / "compact.yaml"
+    plain.write_text("token_threshold: 7000\n", encoding="utf-8")
+    assert load_policy(str(plain))[0].token_threshold == 7000
+
+
+def test_serve_reports_a_bad_config_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("compact:\n  token_threshold: -1\nagents:\n  - id: a\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["serve", "--upstream", "http://127.0.0.1:9", "--config", str(path)]
+    )
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert "token_threshold" in result.output
+
+
+def test_serve_needs_a_summarizer_model_for_llm_strategies(tmp_path: Path) -> None:
+    path = tmp_path / "llm.yaml"
+    path.write_text("strategies:\n  - kind: summarize\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["serve", "--upstream", "http://127.0.0.1:9", "--config", str(path)]
+    )
+    assert result.exit_code == 2
+    assert "--summarizer-model" in result.output
