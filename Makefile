@@ -62,8 +62,13 @@ typecheck: install
 
 check: lint typecheck test
 
-bench: install
+# The benchmarks compare the proxy with ctxkeeper, the peer proxy on PyPI (the `bench` extra).
+bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/run.py
+
+$(VENV)/.installed-bench: pyproject.toml | $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,server,dev,eval,bench]'
+	touch $@
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

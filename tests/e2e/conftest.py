@@ -212,3 +212,163 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         yield LlamaServer(base_url=base_url, model=model, n_ctx=N_CTX, gguf=gguf, log=log)
     finally:
         _stop(proc)
+
+
+# -- the proxy on loopback: `compaction serve` and the scripted upstream ------------------------
+# Both run as real processes. The scripted upstream (compaction.proxy.scripted_upstream) is a
+# deterministic OpenAI/Anthropic-compatible server that records every request it receives; it
+# needs nothing beyond the `server` extra, so these fixtures never skip.
+
+PROXY_STARTUP_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class ScriptedServer:
+    """The scripted upstream: its origin URL and its control endpoints."""
+
+    url: str  # "http://127.0.0.1:PORT" (paths are /v1/…)
+    log: Path
+
+    def requests(self, path: str | None = None) -> list[dict[str, Any]]:
+        """Every request received (oldest first), or only those to `path`."""
+        received: list[dict[str, Any]] = _get_json(f"{self.url}/_requests", timeout=10.0)[
+            "requests"
+        ]
+        return [r for r in received if path is None or r["path"] == path]
+
+    def clear(self) -> None:
+        _request(f"{self.url}/_requests", method="DELETE")
+
+    def configure(self, **settings: Any) -> dict[str, Any]:
+        """Change the server's settings (context_tokens, delay_ms, stream_error_after, …)."""
+        result: dict[str, Any] = _request(f"{self.url}/_config", method="PUT", body=settings)
+        return result
+
+
+@dataclass(frozen=True)
+class RunningProxy:
+    url: str  # "http://127.0.0.1:PORT", the proxy's origin
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def status(self) -> Any:
+        return _get_json(f"{self.url}/compaction/status", timeout=10.0)
+
+    def metrics(self) -> str:
+        with _OPENER.open(f"{self.url}/metrics", timeout=10.0) as resp:
+            text: str = resp.read().decode()
+            return text
+
+
+def _request(url: str, *, method: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    with _OPENER.open(req, timeout=10.0) as resp:
+        raw = resp.read()
+    return json.loads(raw) if raw else None
+
+
+def _start_server(
+    cmd: list[str], ready_url: str, log: Path, what: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start `cmd`, wait until `ready_url` answers 200; fail with the log's tail otherwise."""
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
+        )
+    deadline = time.monotonic() + PROXY_STARTUP_TIMEOUT_S
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(
+                f"e2e: {what} exited with {proc.returncode} while starting; "
+                f"log {log}:\n{_tail(log)}"
+            )
+        try:
+            with _OPENER.open(ready_url, timeout=2.0) as resp:
+                if resp.status == 200:
+                    return proc
+        except OSError as exc:  # URLError and HTTPError are OSErrors
+            last_error = exc
+        time.sleep(0.1)
+    _stop(proc)
+    pytest.fail(
+        f"e2e: {what} not answering {ready_url} after {PROXY_STARTUP_TIMEOUT_S:.0f} s "
+        f"(last error: {last_error!r}); log {log}:\n{_tail(log)}"
+    )
+
+
+def compaction_command() -> list[str]:
+    """The `compaction` console script of this interpreter's environment."""
+    script = Path(sys.executable).with_name("compaction")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from compaction.cli import main; main()"]
+
+
+@pytest.fixture(scope="session")
+def scripted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path_factory.mktemp("scripted_upstream") / "server.log"
+    cmd = [sys.executable, "-m", "compaction.proxy.scripted_upstream", "--port", str(port)]
+    proc = _start_server(cmd, f"{url}/_config", log, "scripted upstream")
+    try:
+        yield ScriptedServer(url=url, log=log)
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture
+def scripted(scripted_server: ScriptedServer) -> ScriptedServer:
+    """The session's scripted upstream, with its record cleared and default settings."""
+    scripted_server.configure(
+        context_tokens=None, delay_ms=0, stream_error_after=None, reply_words=0, validate=True
+    )
+    scripted_server.clear()
+    return scripted_server
+
+
+@pytest.fixture
+def start_proxy(tmp_path: Path) -> Iterator[Any]:
+    """A factory: `start_proxy(upstream_url, "--token-threshold", "600", …)` runs
+    `compaction serve` on a free port in front of `upstream_url` (also its Anthropic upstream
+    unless `anthropic_upstream` says otherwise), with a store in this test's tmp_path, and
+    stops it when the test ends."""
+    running: list[RunningProxy] = []
+
+    def start(upstream: str, *args: str, anthropic_upstream: str | None = None) -> RunningProxy:
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        index = len(running)
+        cmd = [
+            *compaction_command(), "serve",
+            "--upstream", upstream,
+            "--anthropic-upstream", anthropic_upstream or upstream,
+            "--host", "127.0.0.1",
+            "--port", str(port),
+            "--store", str(tmp_path / f"proxy-{index}.db"),
+            *args,
+        ]  # fmt: skip
+        log = tmp_path / f"proxy-{index}.log"
+        proc = _start_server(cmd, f"{url}/compaction/status", log, "compaction serve")
+        proxy = RunningProxy(url=url, log=log, proc=proc)
+        running.append(proxy)
+        return proxy
+
+    try:
+        yield start
+    finally:
+        for proxy in running:
+            _stop(proxy.proc)

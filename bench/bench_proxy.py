@@ -1,0 +1,552 @@
+"""Benchmarks for the proxy (issue 5): what `compaction serve` costs a request that needs no
+compaction, against calling the upstream directly, and the same for ctxkeeper.
+
+Real processes on loopback: the scripted upstream (`compaction.proxy.scripted_upstream`, a
+deterministic OpenAI/Anthropic-compatible server), `compaction serve` in front of it and, when
+the `ctxkeeper` package is installed (`pip install 'llm-compaction[bench]'`), ctxkeeper in front
+of the same upstream with its default settings. ctxkeeper speaks only Chat Completions, so the
+comparison is on /v1/chat/completions; our proxy's Responses and Anthropic paths get latency
+rows of their own.
+
+1. Added latency, p50 and p99, of a small non-streamed request sent one at a time over a
+   keep-alive connection, each proxy interleaved with direct calls (direct, proxy, direct, …)
+   so background load hits both alike. Target: ≤ 2 ms added at p50.
+2. Time to first streamed byte and to the first text delta, with the upstream waiting
+   DELAY_MS before each text chunk: a proxy that passes events on as they arrive adds well
+   under one chunk's delay; one that buffers adds the whole reply. Target: under one chunk's
+   delay added to the first text delta.
+3. Sustained requests per second with CLIENTS concurrent clients (httpx.AsyncClient, one
+   conversation each) for SECONDS seconds. Target: more than ctxkeeper.
+
+The load generator shares the machine with the servers, so throughput figures are those of
+the whole loopback system. Nothing here is a test: a miss is reported, not raised. This
+module must never reach beyond loopback.
+
+Run standalone: `python bench/bench_proxy.py` prints a table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+logger = logging.getLogger("bench.proxy")
+
+MODEL = "gpt-4o-mini"
+ADDED_P50_BUDGET_MS = 2.0
+LATENCY_ROUNDS = 400
+OTHER_API_ROUNDS = 200
+WARMUP_ROUNDS = 40
+DELAY_MS = 20.0  # the upstream's wait before each text chunk, for the streaming measurement
+REPLY_WORDS = 12  # padding words: the streamed reply has 20 text chunks, about 400 ms
+STREAM_ROUNDS = 9
+CLIENTS = 16
+SECONDS = 4.0
+STARTUP_TIMEOUT_S = 30.0
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+SYSTEM = "You are a careful coding agent. Answer briefly."
+TURNS = [
+    ("user", "The test suite fails on test_rounding with 344 != 345; what is going on?"),
+    ("assistant", "The serializer truncates milliseconds instead of rounding half up."),
+    ("user", "Fix it in fields.py and keep the public API unchanged."),
+    ("assistant", "Done: _serialize now uses round-half-up; the test passes."),
+    ("user", "Now run the whole suite and summarise any remaining failures."),
+]
+
+
+def chat_body(conversation: str, *, stream: bool = False) -> dict[str, Any]:
+    messages = [{"role": "system", "content": SYSTEM}]
+    messages += [{"role": r, "content": f"[{conversation}] {t}"} for r, t in TURNS]
+    body: dict[str, Any] = {"model": MODEL, "messages": messages, "max_tokens": 64}
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def anthropic_body(conversation: str) -> dict[str, Any]:
+    messages = [{"role": r, "content": f"[{conversation}] {t}"} for r, t in TURNS]
+    return {"model": "claude-scripted", "system": SYSTEM, "messages": messages, "max_tokens": 64}
+
+
+def responses_body(conversation: str) -> dict[str, Any]:
+    items = [{"role": r, "content": f"[{conversation}] {t}"} for r, t in TURNS]
+    return {"model": MODEL, "instructions": SYSTEM, "input": items, "max_output_tokens": 64}
+
+
+# -- processes ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    name: str
+    url: str  # origin, "http://127.0.0.1:PORT"
+    session_header: str | None  # the header that names a conversation, if the server has one
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _start(cmd: list[str], ready_path: str, port: int, log: Path, name: str) -> Server:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}; log {log}:\n{_tail(log)}")
+        try:
+            with _OPENER.open(url + ready_path, timeout=2.0) as resp:
+                if resp.status == 200:
+                    return Server(name, url, None, proc, log)
+        except OSError:
+            time.sleep(0.1)
+    _stop(proc)
+    raise RuntimeError(
+        f"{name} not ready after {STARTUP_TIMEOUT_S:.0f} s; log {log}:\n{_tail(log)}"
+    )
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
+def _compaction_command() -> list[str]:
+    script = Path(sys.executable).with_name("compaction")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from compaction.cli import main; main()"]
+
+
+def _ctxkeeper_command() -> list[str] | None:
+    script = Path(sys.executable).with_name("ctxkeeper")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("ctxkeeper")
+    return [found] if found else None
+
+
+@contextlib.contextmanager
+def servers(workdir: Path) -> Iterator[dict[str, Server]]:
+    """The scripted upstream, `compaction serve` and (if installed) ctxkeeper, all on loopback."""
+    started: list[Server] = []
+    # The servers inherit it: nothing here may download a tokenizer.
+    os.environ.setdefault("COMPACTION_OFFLINE", "1")
+    try:
+        port = _free_port()
+        upstream = _start(
+            [sys.executable, "-m", "compaction.proxy.scripted_upstream", "--port", str(port)],
+            "/_config", port, workdir / "upstream.log", "scripted upstream",
+        )  # fmt: skip
+        started.append(upstream)
+        found = {"direct": upstream}
+
+        port = _free_port()
+        ours = _start(
+            [
+                *_compaction_command(), "serve",
+                "--upstream", upstream.url,
+                "--anthropic-upstream", upstream.url,
+                "--host", "127.0.0.1", "--port", str(port),
+                "--store", str(workdir / "compaction.db"),
+            ],
+            "/compaction/status", port, workdir / "compaction-serve.log", "compaction serve",
+        )  # fmt: skip
+        ours.session_header = "X-Compaction-Session"
+        started.append(ours)
+        found["compaction serve"] = ours
+
+        command = _ctxkeeper_command()
+        if command is None:
+            logger.warning("ctxkeeper is not installed (pip install ctxkeeper): no comparison")
+        else:
+            port = _free_port()
+            # ctxkeeper answers GET /ctxkeeper/status itself; its default settings otherwise.
+            theirs = _start(
+                [
+                    *command,
+                    "--upstream", upstream.url,
+                    "--host", "127.0.0.1", "--port", str(port),
+                    "--state-dir", str(workdir / "ctxkeeper"),
+                ],
+                "/ctxkeeper/status", port, workdir / "ctxkeeper.log", "ctxkeeper",
+            )  # fmt: skip
+            theirs.session_header = "X-Ctx-Session"
+            started.append(theirs)
+            found["ctxkeeper"] = theirs
+        yield found
+    finally:
+        for server in reversed(started):
+            _stop(server.proc)
+
+
+def _configure(upstream: Server, **settings: Any) -> None:
+    req = urllib.request.Request(
+        upstream.url + "/_config",
+        data=json.dumps(settings).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with _OPENER.open(req, timeout=10.0):
+        pass
+
+
+# -- measurements -------------------------------------------------------------------------------
+
+
+def _headers(
+    server: Server, conversation: str, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer sk-bench"}
+    if server.session_header:
+        headers[server.session_header] = conversation
+    return {**headers, **(extra or {})}
+
+
+def _percentile(values: list[float], pct: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[pct - 1]
+
+
+def latencies_ms(
+    targets: dict[str, Server],
+    path: str,
+    body: Callable[[str], dict[str, Any]],
+    rounds: int,
+    extra_headers: dict[str, str] | None = None,
+) -> dict[str, list[float]]:
+    """One request at a time per target, interleaved round by round; milliseconds each."""
+    clients = {name: httpx.Client(trust_env=False, timeout=30.0) for name in targets}
+    times: dict[str, list[float]] = {name: [] for name in targets}
+    payloads = {
+        name: (json.dumps(body("latency")).encode(), _headers(s, "latency", extra_headers))
+        for name, s in targets.items()
+    }
+    try:
+        for i in range(WARMUP_ROUNDS + rounds):
+            for name, server in targets.items():
+                content, headers = payloads[name]
+                start = time.perf_counter()
+                resp = clients[name].post(server.url + path, content=content, headers=headers)
+                elapsed = (time.perf_counter() - start) * 1000
+                if resp.status_code != 200:
+                    raise RuntimeError(f"{name}: {resp.status_code} {resp.text[:300]}")
+                if i >= WARMUP_ROUNDS:
+                    times[name].append(elapsed)
+    finally:
+        for client in clients.values():
+            client.close()
+    return times
+
+
+@dataclass
+class StreamTiming:
+    first_byte_ms: float
+    first_text_ms: float
+    total_ms: float
+
+
+def _stream_once(client: httpx.Client, server: Server, content: bytes) -> StreamTiming:
+    headers = _headers(server, "stream")
+    start = time.perf_counter()
+    first_byte = first_text = None
+    buffer = b""
+    with client.stream(
+        "POST", server.url + "/v1/chat/completions", content=content, headers=headers
+    ) as resp:
+        if resp.status_code != 200:
+            resp.read()
+            raise RuntimeError(f"{server.name}: {resp.status_code} {resp.text[:300]}")
+        for chunk in resp.iter_raw():
+            now = (time.perf_counter() - start) * 1000
+            if first_byte is None:
+                first_byte = now
+            if first_text is None:
+                buffer += chunk
+                # The first text chunk is "scripted " (the fingerprint is "scripted", no space).
+                if b'"scripted ' in buffer:
+                    first_text = now
+    total = (time.perf_counter() - start) * 1000
+    if first_byte is None or first_text is None:
+        raise RuntimeError(f"{server.name}: the stream carried no text")
+    return StreamTiming(first_byte, first_text, total)
+
+
+def stream_timings(targets: dict[str, Server], rounds: int) -> dict[str, list[StreamTiming]]:
+    content = json.dumps(chat_body("stream", stream=True)).encode()
+    clients = {name: httpx.Client(trust_env=False, timeout=60.0) for name in targets}
+    timings: dict[str, list[StreamTiming]] = {name: [] for name in targets}
+    try:
+        for i in range(rounds + 1):
+            for name, server in targets.items():
+                timing = _stream_once(clients[name], server, content)
+                if i:  # the first round warms connections up
+                    timings[name].append(timing)
+    finally:
+        for client in clients.values():
+            client.close()
+    return timings
+
+
+@dataclass
+class Throughput:
+    per_second: float  # requests answered 200 per second
+    failed: int  # requests that got another status or no answer (connection reset, …)
+
+
+async def _throughput(server: Server, clients: int, seconds: float) -> Throughput:
+    """Requests per second over `seconds`, `clients` conversations sending back to back."""
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(trust_env=False, timeout=60.0, limits=limits) as client:
+        url = server.url + "/v1/chat/completions"
+        payloads = [
+            (json.dumps(chat_body(f"client-{i}")).encode(), _headers(server, f"client-{i}"))
+            for i in range(clients)
+        ]
+
+        async def worker(index: int, until: float, done: list[int], failed: list[int]) -> None:
+            content, headers = payloads[index]
+            while time.perf_counter() < until:
+                try:
+                    resp = await client.post(url, content=content, headers=headers)
+                except httpx.TransportError as e:
+                    logger.debug("%s: %r", server.name, e)
+                    failed[index] += 1
+                    continue
+                if resp.status_code == 200:
+                    done[index] += 1
+                else:
+                    failed[index] += 1
+
+        warm = time.perf_counter() + 0.5
+        await asyncio.gather(
+            *(worker(i, warm, [0] * clients, [0] * clients) for i in range(clients))
+        )
+        done, failed = [0] * clients, [0] * clients
+        start = time.perf_counter()
+        until = start + seconds
+        await asyncio.gather(*(worker(i, until, done, failed) for i in range(clients)))
+        return Throughput(sum(done) / (time.perf_counter() - start), sum(failed))
+
+
+# -- rows ---------------------------------------------------------------------------------------
+
+
+def _row(
+    name: str,
+    *,
+    value: float,
+    unit: str,
+    baseline_name: str,
+    baseline_value: float,
+    budget: str,
+    ok: bool,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "value": round(value, 3),
+        "unit": unit,
+        "baseline_name": baseline_name,
+        "baseline_value": round(baseline_value, 3),
+        "ratio": round(value / baseline_value, 3) if baseline_value else float("inf"),
+        "budget": budget,
+        "ok": ok,
+        **extra,
+    }
+
+
+def _latency_rows(
+    times: dict[str, list[float]], api: str, proxies: list[str]
+) -> list[dict[str, Any]]:
+    direct = times["direct"]
+    rows = []
+    for proxy in proxies:
+        for pct in (50, 99):
+            value = _percentile(times[proxy], pct)
+            base = _percentile(direct, pct)
+            added = value - base
+            targeted = proxy == "compaction serve" and pct == 50
+            rows.append(
+                _row(
+                    f"proxy {api} latency p{pct}, no compaction: {proxy} ({added:+.2f} ms)",
+                    value=value,
+                    unit="ms",
+                    baseline_name=f"direct to the upstream, p{pct}",
+                    baseline_value=base,
+                    budget=f"≤+{ADDED_P50_BUDGET_MS:g} ms" if targeted else "info",
+                    ok=added <= ADDED_P50_BUDGET_MS if targeted else True,
+                    added_ms=round(added, 3),
+                    samples=len(times[proxy]),
+                )
+            )
+    return rows
+
+
+def _stream_rows(
+    timings: dict[str, list[StreamTiming]], proxies: list[str]
+) -> list[dict[str, Any]]:
+    rows = []
+    direct = timings["direct"]
+    for proxy in proxies:
+        for label, pick in (
+            ("first byte", lambda t: t.first_byte_ms),
+            ("first text delta", lambda t: t.first_text_ms),
+        ):
+            value = statistics.median(pick(t) for t in timings[proxy])
+            base = statistics.median(pick(t) for t in direct)
+            added = value - base
+            targeted = proxy == "compaction serve" and label == "first text delta"
+            rows.append(
+                _row(
+                    f"proxy streamed chat, time to {label}: {proxy} ({added:+.1f} ms)",
+                    value=value,
+                    unit="ms",
+                    baseline_name=f"direct to the upstream, time to {label}",
+                    baseline_value=base,
+                    budget=f"<+{DELAY_MS:g} ms" if targeted else "info",
+                    ok=added < DELAY_MS if targeted else True,
+                    added_ms=round(added, 3),
+                    whole_stream_ms=round(statistics.median(t.total_ms for t in timings[proxy]), 1),
+                    chunk_delay_ms=DELAY_MS,
+                )
+            )
+    return rows
+
+
+def run() -> list[dict[str, Any]]:
+    """Every measurement as rows (see the module docstring); ratios are against the upstream
+    called directly in the same run, and ours against ctxkeeper for throughput."""
+    with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
+        upstream = found["direct"]
+        proxies = [name for name in found if name != "direct"]
+        # Each proxy interleaved with its own direct baseline: ctxkeeper's ~45 ms requests
+        # would otherwise slow the direct calls measured between them.
+        rows = []
+        for proxy in proxies:
+            pair = {"direct": upstream, proxy: found[proxy]}
+            rows += _latency_rows(
+                latencies_ms(pair, "/v1/chat/completions", chat_body, LATENCY_ROUNDS),
+                "chat",
+                [proxy],
+            )
+        ours = {"direct": upstream, "compaction serve": found["compaction serve"]}
+        rows += _latency_rows(
+            latencies_ms(ours, "/v1/responses", responses_body, OTHER_API_ROUNDS),
+            "responses",
+            ["compaction serve"],
+        )
+        rows += _latency_rows(
+            latencies_ms(
+                ours,
+                "/v1/messages",
+                anthropic_body,
+                OTHER_API_ROUNDS,
+                {"anthropic-version": "2023-06-01", "x-api-key": "sk-bench"},
+            ),
+            "messages",
+            ["compaction serve"],
+        )
+
+        _configure(upstream, delay_ms=DELAY_MS, reply_words=REPLY_WORDS)
+        try:
+            rows += _stream_rows(stream_timings(found, STREAM_ROUNDS), proxies)
+        finally:
+            _configure(upstream, delay_ms=0, reply_words=0)
+
+        measured = {
+            name: asyncio.run(_throughput(s, CLIENTS, SECONDS)) for name, s in found.items()
+        }
+        rps = {name: t.per_second for name, t in measured.items()}
+        for proxy in proxies:
+            rows.append(
+                _row(
+                    f"proxy chat throughput, {CLIENTS} clients: {proxy}",
+                    value=rps[proxy],
+                    unit="req/s",
+                    baseline_name="direct to the upstream",
+                    baseline_value=rps["direct"],
+                    budget="info",
+                    ok=True,
+                    failed=measured[proxy].failed,
+                    direct_failed=measured["direct"].failed,
+                )
+            )
+        if "ctxkeeper" in rps:
+            rows.append(
+                _row(
+                    f"proxy chat throughput, {CLIENTS} clients: compaction serve vs ctxkeeper",
+                    value=rps["compaction serve"],
+                    unit="req/s",
+                    baseline_name="ctxkeeper in front of the same upstream",
+                    baseline_value=rps["ctxkeeper"],
+                    budget=">1×",
+                    ok=rps["compaction serve"] > rps["ctxkeeper"]
+                    and measured["compaction serve"].failed == 0,
+                    failed=measured["compaction serve"].failed,
+                    baseline_failed=measured["ctxkeeper"].failed,
+                )
+            )
+    return rows
+
+
+def _print_table(rows: list[dict[str, Any]]) -> None:
+    headers = ("name", "value", "baseline", "ratio", "budget", "ok")
+    lines = [
+        (
+            row["name"],
+            f"{row['value']:.2f} {row['unit']}",
+            f"{row['baseline_value']:.2f} {row['unit']}",
+            f"{row['ratio']:.3f}×",
+            row["budget"],
+            "ok" if row["ok"] else "MISS",
+        )
+        for row in rows
+    ]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, format="note: %(message)s")
+    logger.setLevel(logging.INFO)
+    _print_table(run())
