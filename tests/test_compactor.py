@@ -7,11 +7,11 @@ import pytest
 from compaction.compactor import Compactor, Receipt, validate_for
 from compaction.config import CompactionConfig, PinRules
 from compaction.exceptions import TargetUnreachableError
-from compaction.messages import Conversation, SummaryPart
+from compaction.messages import Conversation, Message, SummaryPart, TextPart
 from compaction.strategies import DigestStrategy, MaskStrategy, TruncateStrategy
 from compaction.strategies.mask import MASK_PREFIX
 
-from .helpers import coding_session, say
+from .helpers import calls, coding_session, results, say
 
 
 def _tokens(compactor: Compactor, conversation: Conversation) -> int:
@@ -230,3 +230,57 @@ def test_window_fraction_uses_the_registry_and_config_overrides() -> None:
     assert decision
     assert f"of the {tokens}-token window" in decision.reasons[0]
     assert decision.target == int(int(tokens * 0.5) * 0.6)
+
+
+def _ends_with_a_fresh_result(dialect: str = "openai") -> Conversation:
+    """A session whose last message is the result the model asked for and has not read."""
+    role = "user" if dialect == "anthropic" else "tool"
+    base = coding_session(12, dialect=dialect)
+    listing = "\n".join(f"{n:4d}  def fresh_{n}(): return {n}" for n in range(40))
+    return base.with_messages(
+        (
+            *base.messages,
+            calls(("fresh", "read_file", {"path": "src/fresh.py"}), text="Reading it."),
+            *results(("fresh", listing), role=role),
+        )
+    )
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_the_result_the_model_is_about_to_read_survives_while_older_context_can_give(
+    dialect: str,
+) -> None:
+    conversation = _ends_with_a_fresh_result(dialect)
+    compactor = Compactor(CompactionConfig(keep_recent_n=4))
+    # Tight: masking and digesting the rest is not enough, truncating old groups is.
+    result = compactor.compact(conversation, target_tokens=1000)
+    assert result.receipt.target_met
+    assert result.conversation.messages[-2:] == conversation.messages[-2:]
+    assert validate_for(result.conversation) == []
+
+
+def test_the_fresh_result_is_masked_last_when_nothing_else_can_meet_the_target() -> None:
+    conversation = _ends_with_a_fresh_result()
+    compactor = Compactor(CompactionConfig(keep_recent_n=4))
+    fresh = conversation.messages[-1]
+    floor = compactor.count(conversation.with_messages(conversation.messages[:2]))
+    target = floor + 200  # room for markers, not for the 40-line listing
+    result = compactor.compact(conversation, target_tokens=target)
+    assert result.receipt.target_met
+    assert result.conversation.messages[-1] != fresh
+    assert result.conversation.messages[-1].tool_results[0].text.startswith(MASK_PREFIX)
+    assert any(r.index == len(conversation) - 1 for r in result.receipt.removed)
+
+
+def test_user_words_beside_tool_results_are_the_live_turn() -> None:
+    # Anthropic clients send the user's next message in the message carrying the results.
+    conversation = _ends_with_a_fresh_result("anthropic")
+    *head, last = conversation.messages
+    assert last.tool_results and not last.is_user_turn
+    live = Message("user", (*last.parts, TextPart("Now also fix the docs, keep ticket T-88.")))
+    conversation = conversation.with_messages((*head, live))
+    assert live.is_user_turn
+    result = Compactor(CompactionConfig(keep_recent_n=2)).compact(conversation, target_tokens=1500)
+    assert result.conversation.messages[-1] == live
+    # The task stays, verbatim (Anthropic's alternation may fold the summary in after it).
+    assert result.conversation.messages[1].parts[0] == conversation.messages[1].parts[0]

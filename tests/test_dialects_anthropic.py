@@ -238,7 +238,7 @@ def test_decoded_request_has_the_expected_model() -> None:
 
     # tool results stay in the user message, in order, with the text after them
     assert results.role == "user"
-    assert not results.is_user_turn
+    assert results.is_user_turn  # the user's words beside the results make it a user turn
     result_a, result_b, follow_up = results.parts
     assert isinstance(result_a, ToolResultPart) and result_a.is_error
     assert result_a.text == "FAILED tests/test_io.py::test_read - KeyError: 'path'"

@@ -347,8 +347,9 @@ class Compactor:
         recent_start = recent_tail_start(
             messages, counts, self.config.keep_recent_n, self.config.keep_recent_tokens
         )
+        live = live_exchange(messages)
         slots = [
-            Slot(m, (i,), counts[i], i in protected, i >= recent_start)
+            Slot(m, (i,), counts[i], i in protected, i >= recent_start, i in live)
             for i, m in enumerate(messages)
         ]
         overhead = total - sum(counts)
@@ -362,21 +363,46 @@ class Compactor:
 
 
 def run_pipeline(work: Workspace, strategies: Sequence[Strategy]) -> list[StepReport]:
-    """Run strategies until the target is met: first outside the recent tail, then inside it;
-    last-resort strategies (truncate) only after every other one had both chances."""
+    """Run strategies until the target is met, reaching further each round: the old part,
+    then the recent tail; last-resort strategies (truncate) only after every other one had
+    both chances; and the latest tool exchange (results the model has not read yet) only
+    when nothing else is left to compact to meet the target."""
     steps: list[StepReport] = []
     ordinary = [s for s in strategies if not s.last_resort]
     last = [s for s in strategies if s.last_resort]
-    for stage in (ordinary, last):
-        for reach_recent in (False, True):
-            if work.fits() or (reach_recent and work.target is None):
+    rounds = (
+        (ordinary, False, False),
+        (ordinary, True, False),
+        (last, False, False),
+        (last, True, False),
+        (ordinary, True, True),
+    )
+    for stage, reach_recent, reach_live in rounds:
+        if work.fits() or (reach_recent and work.target is None):
+            continue
+        work.reach_recent = reach_recent
+        # Without a target there is nothing to keep the latest exchange for: one pass over
+        # everything compactable, as `keep_recent_n` and the protections allow.
+        work.reach_live = reach_live or work.target is None
+        for strategy in stage:
+            if work.fits():
                 break
-            work.reach_recent = reach_recent
-            for strategy in stage:
-                if work.fits():
-                    break
-                steps.append(strategy.apply(work))
+            steps.append(strategy.apply(work))
     return steps
+
+
+def live_exchange(messages: tuple[Message, ...]) -> set[int]:
+    """The latest tool exchange when it ends the conversation after the live user turn: the
+    assistant's calls and the results the model is about to read."""
+    if not messages or not messages[-1].tool_results:
+        return set()
+    groups = group_messages(messages)
+    last = groups[-1]
+    live_turn = live_turn_index(messages)
+    if live_turn is not None and last.start < live_turn:
+        # Anthropic: the live user turn itself carries the results; it is protected already.
+        return set()
+    return set(last.indices())
 
 
 def protected_indices(messages: tuple[Message, ...], config: CompactionConfig) -> set[int]:

@@ -150,13 +150,18 @@ class Message:
 
     @property
     def is_user_turn(self) -> bool:
-        """A message the user wrote: role user, carrying no tool results and no summary."""
+        """A message the user wrote: role user, not a summary, and either no tool results or
+        words of its own beside them (Anthropic clients send the user's next message in the
+        same message as the results it follows)."""
         return (
             self.role == "user"
-            and not self.tool_results
             and not self.is_summary
             # SWE-agent style environments send their output back as user messages.
             and self.provider_data.get("traj.message_type") != "observation"
+            and (
+                not self.tool_results
+                or any(isinstance(p, TextPart) and p.text.strip() for p in self.parts)
+            )
         )
 
     def char_count(self) -> int:

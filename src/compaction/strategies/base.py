@@ -10,6 +10,7 @@ This module must never know a wire format; token costs come from the injected `m
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ class Slot:
     tokens: int
     protected: bool = False
     recent: bool = False
+    live: bool = False  # part of the latest tool exchange, which the model is about to read
 
 
 @dataclass
@@ -95,7 +97,8 @@ _HANDLES: dict[int, tuple[Message, str]] = {}
 class Workspace:
     """One compaction in progress. `target` is the token budget (None: compact the whole
     compactable region once, with no size goal). `reach_recent` lets strategies into the
-    recent tail, which they otherwise leave alone."""
+    recent tail, which they otherwise leave alone; `reach_live` into the latest tool exchange
+    (the results the model has not read yet), the last thing any strategy may touch."""
 
     slots: list[Slot]
     measure: Callable[[Message], int]
@@ -103,6 +106,7 @@ class Workspace:
     target: int | None
     dialect: str | None = None
     reach_recent: bool = False
+    reach_live: bool = False
     summarizer: Summarizer | None = None
     archive: dict[str, Message] = field(default_factory=dict)
     removed: list[Removal] = field(default_factory=list)
@@ -126,7 +130,11 @@ class Workspace:
 
     def compactable(self, index: int) -> bool:
         slot = self.slots[index]
-        return not slot.protected and (self.reach_recent or not slot.recent)
+        return (
+            not slot.protected
+            and (self.reach_recent or not slot.recent)
+            and (self.reach_live or not slot.live)
+        )
 
     def groups(self) -> list[Group]:
         return group_messages(self.messages)
@@ -160,14 +168,14 @@ class Workspace:
         self.remember(index, action)
         tokens = self.measure(message)
         self._total += tokens - slot.tokens
-        self.slots[index] = Slot(message, slot.origin, tokens, slot.protected, slot.recent)
+        self.slots[index] = dataclasses.replace(slot, message=message, tokens=tokens)
 
     def swap(self, index: int, message: Message) -> None:
         """Swap a slot's message for another rendering of the same content (not archived)."""
         slot = self.slots[index]
         tokens = self.measure(message)
         self._total += tokens - slot.tokens
-        self.slots[index] = Slot(message, slot.origin, tokens, slot.protected, slot.recent)
+        self.slots[index] = dataclasses.replace(slot, message=message, tokens=tokens)
 
     def replace_span(self, start: int, stop: int, messages: Sequence[Message], action: str) -> None:
         """Replace slots `start:stop` by `messages` (which stand for all of their origins)."""
@@ -177,11 +185,12 @@ class Workspace:
             origin.extend(self.slots[i].origin)
             self._total -= self.slots[i].tokens
         recent = any(self.slots[i].recent for i in range(start, stop))
+        live = any(self.slots[i].live for i in range(start, stop))
         new_slots = []
         for message in messages:
             tokens = self.measure(message)
             self._total += tokens
-            new_slots.append(Slot(message, tuple(origin), tokens, False, recent))
+            new_slots.append(Slot(message, tuple(origin), tokens, False, recent, live))
         self.slots[start:stop] = new_slots
 
     def stands_for(self, index: int) -> int:
