@@ -178,18 +178,21 @@ def _warm_up(proc: subprocess.Popen[bytes], base_url: str, model: str, log: Path
         )
 
 
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+@contextlib.contextmanager
+def running_llama_server(
+    tmp_path_factory: pytest.TempPathFactory, *, chat_format: str = "gemma"
+) -> Iterator[LlamaServer]:
+    """llama-cpp-python's server on the Gemma GGUF, on a free loopback port, until exit."""
     gguf = _gguf_path()
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}/v1"
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    log = tmp_path_factory.mktemp(f"llama_{chat_format}") / "server.log"
     cmd = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(gguf),
         "--model_alias", MODEL_ALIAS,
         # The GGUF carries no chat template (llama-cpp-python would fall back to llama-2).
-        "--chat_format", "gemma",
+        "--chat_format", chat_format,
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(N_CTX),
@@ -212,6 +215,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         yield LlamaServer(base_url=base_url, model=model, n_ctx=N_CTX, gguf=gguf, log=log)
     finally:
         _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    with running_llama_server(tmp_path_factory) as server:
+        yield server
 
 
 # -- the proxy on loopback: `compaction serve` and the scripted upstream ------------------------

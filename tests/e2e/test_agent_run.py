@@ -23,16 +23,7 @@ from compaction.log import SessionLog
 from compaction.messages import Conversation
 from compaction.store import open_store
 
-from .conftest import (
-    MODEL_ALIAS,
-    LlamaServer,
-    _die_with_parent,
-    _free_port,
-    _gguf_path,
-    _stop,
-    _wait_ready,
-    _warm_up,
-)
+from .conftest import LlamaServer, running_llama_server
 
 pytestmark = pytest.mark.e2e
 
@@ -51,36 +42,8 @@ def station_log(station: str) -> str:
 
 @pytest.fixture(scope="module")
 def tools_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    gguf = _gguf_path()
-    port = _free_port()
-    base_url = f"http://127.0.0.1:{port}/v1"
-    log = tmp_path_factory.mktemp("llama_tools") / "server.log"
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(gguf),
-        "--model_alias", MODEL_ALIAS,
-        "--chat_format", "chatml-function-calling",
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--n_ctx", "4096",
-        "--n_threads", str(max(1, min(os.cpu_count() or 1, 4))),
-        "--logits_all", "False",
-        "--verbose", "False",
-    ]  # fmt: skip
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
-        )
-    try:
-        model = _wait_ready(proc, base_url, log)
-        _warm_up(proc, base_url, model, log)
-        yield LlamaServer(base_url=base_url, model=model, n_ctx=4096, gguf=gguf, log=log)
-    finally:
-        _stop(proc)
+    with running_llama_server(tmp_path_factory, chat_format="chatml-function-calling") as server:
+        yield server
 
 
 def compaction_run(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
