@@ -333,3 +333,40 @@ def test_resolve_tools_names_what_is_wrong(tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_text("abcdef")
     assert read_file.run({"path": str(target), "offset": 2, "max_chars": 2}).text.startswith("cd\n")
+
+
+def test_from_config_builds_the_agent_a_workflow_describes() -> None:
+    from compaction.agent import summarizer_provider
+    from compaction.providers.openai import OpenAIProvider
+    from compaction.workflow import WorkflowConfig
+
+    workflow = WorkflowConfig.from_dict(
+        {
+            "model": "local-model",
+            "base_url": "http://127.0.0.1:9/v1",
+            "agents": [
+                {
+                    "id": "coder",
+                    "system_prompt": "You code.",
+                    "tools": ["read_file", "recall"],
+                    "max_turns": 4,
+                    "summarizer": "writer",
+                    "compact": {"token_threshold": 5000, "strategies": [{"kind": "summarize"}]},
+                },
+                {"id": "writer", "model": "small-model", "base_url": "http://127.0.0.1:8/v1"},
+            ],
+        }
+    )
+    coder = workflow.agent("coder")
+    provider = ScriptedProvider([Step("Hi.")])
+    built = Orchestrator.from_config(coder, workflow=workflow, provider=provider)
+    assert sorted(built.tools) == ["read_file", "recall"]
+    assert built.max_turns == 4
+    assert built.compactor.config.token_threshold == 5000
+    assert built.run("Hello").text == "Hi."
+    assert provider.requests[0].messages[0].text == "You code."
+
+    writer = summarizer_provider(coder, workflow)
+    assert isinstance(writer, OpenAIProvider)
+    assert writer.model == "small-model"  # the summarizer agent's model, on its endpoint
+    assert summarizer_provider(workflow.agent("writer"), workflow) is None  # no LLM strategy

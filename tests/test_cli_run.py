@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from compaction import agent as agent_module
 from compaction.cli import cli
-from compaction.cli import run as run_module
 from compaction.log import SessionLog
 from compaction.providers.base import Provider
 from compaction.providers.testing import ScriptedProvider, Step, ToolCalls
@@ -50,7 +50,7 @@ def script(monkeypatch: pytest.MonkeyPatch, steps: list[Step]) -> ScriptedProvid
         models.append(model or agent.model)
         return provider
 
-    monkeypatch.setattr(run_module, "build_provider", build)
+    monkeypatch.setattr(agent_module, "build_provider", build)
     return provider
 
 

@@ -20,18 +20,25 @@ This module must never encode a wire format or touch SQL.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compaction.compactor import CompactionResult, Compactor, Receipt
-from compaction.exceptions import AgentError, ContextOverflowError
+from compaction.exceptions import (
+    AgentError,
+    AuthenticationError,
+    ConfigError,
+    ContextOverflowError,
+)
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message, TextPart, ToolCallPart, ToolResultPart
 from compaction.providers.base import Completion, CompletionRequest, Provider, Usage
 from compaction.store import open_store
-from compaction.tools import Tool, ToolOutcome, make_tool
+from compaction.tools import Tool, ToolOutcome, make_tool, resolve_tools
+from compaction.workflow import AgentConfig, WorkflowConfig
 
 __all__ = [
     "AgentEvent",
@@ -42,7 +49,47 @@ __all__ = [
     "RunResult",
     "TextDelta",
     "ToolCallFinished",
+    "build_provider",
+    "summarizer_provider",
 ]
+
+LLM_STRATEGIES = ("summarize", "sequence")
+
+
+def build_provider(agent: AgentConfig, *, model: str | None = None) -> Provider:
+    """The provider an agent's settings describe (its key from `api_key_env`, else the
+    provider's usual environment variable)."""
+    key = os.environ.get(agent.api_key_env) if agent.api_key_env else None
+    if agent.api_key_env and not key:
+        raise ConfigError(
+            f"agent {agent.id!r}: the environment variable {agent.api_key_env} is not set",
+            location="api_key_env",
+        )
+    name = model or agent.model
+    try:
+        if agent.provider == "anthropic":
+            from compaction.providers.anthropic import AnthropicProvider
+
+            return AnthropicProvider(name, base_url=agent.base_url, api_key=key)
+        from compaction.providers.openai import OpenAIProvider
+
+        return OpenAIProvider(name, base_url=agent.base_url, api_key=key, stream=agent.stream)
+    except ImportError as e:
+        raise ConfigError(str(e), location=f"agent {agent.id}") from None
+    except AuthenticationError as e:
+        raise ConfigError(str(e), location=f"agent {agent.id}") from None
+
+
+def summarizer_provider(
+    agent: AgentConfig, workflow: WorkflowConfig | None = None
+) -> Provider | None:
+    """The provider that writes summaries, when the agent's strategies need one: the
+    `summarizer` agent's endpoint (or the agent's own) with the compaction model."""
+    if not any(s.kind in LLM_STRATEGIES for s in agent.compact.strategies):
+        return None
+    owner = (workflow.summarizer_for(agent) if workflow is not None else None) or agent
+    return build_provider(owner, model=agent.compact.model or owner.model)
+
 
 # An overflow retry asks for this share of the tokens the overflowing request had.
 OVERFLOW_TARGET_RATIO = 0.5
@@ -109,6 +156,41 @@ CompactHook = Callable[[Conversation, Receipt | None], None]
 
 class Orchestrator:
     """Runs one agent over one session log. See the module docstring."""
+
+    @classmethod
+    def from_config(
+        cls,
+        agent: AgentConfig,
+        *,
+        workflow: WorkflowConfig | None = None,
+        log: SessionLog | None = None,
+        provider: Provider | None = None,
+        summarizer: Provider | None = None,
+        max_turns: int | None = None,
+        **hooks: Any,
+    ) -> Orchestrator:
+        """The agent an `AgentConfig` describes: its provider (or `provider`), tools
+        (`recall` bound to the log), compaction policy with its summarizer (the workflow's
+        `summarizer` agent, or `summarizer`), limits and sampling. `hooks` are `on_event`,
+        `on_message`, `before_compact` and `after_compact`."""
+        log = log or SessionLog.open(
+            open_store(":memory:"), agent=agent.id, model=agent.model, dialect=agent.provider
+        )
+        if summarizer is None:
+            summarizer = summarizer_provider(agent, workflow)
+        return cls(
+            provider or build_provider(agent),
+            model=agent.model,
+            system_prompt=agent.system_prompt,
+            tools=resolve_tools(agent.tools, log=log),
+            compactor=Compactor(agent.compact, summarizer=summarizer),
+            log=log,
+            dialect=agent.provider,
+            max_turns=max_turns or agent.max_turns,
+            max_output_tokens=agent.max_output_tokens,
+            temperature=agent.temperature,
+            **hooks,
+        )
 
     def __init__(
         self,

@@ -24,48 +24,9 @@ from compaction.agent import (
     ToolCallFinished,
 )
 from compaction.cli.transcripts import user_errors
-from compaction.compactor import Compactor
-from compaction.exceptions import AuthenticationError, ConfigError
 from compaction.log import SessionLog
-from compaction.providers.base import Provider
 from compaction.store import open_store
-from compaction.tools import resolve_tools
-from compaction.workflow import AgentConfig, WorkflowConfig, load_workflow
-
-LLM_STRATEGIES = ("summarize", "sequence")
-
-
-def build_provider(agent: AgentConfig, *, model: str | None = None) -> Provider:
-    """The provider an agent's settings describe (its key from `api_key_env`, else the
-    provider's usual environment variable)."""
-    key = os.environ.get(agent.api_key_env) if agent.api_key_env else None
-    if agent.api_key_env and not key:
-        raise ConfigError(
-            f"agent {agent.id!r}: the environment variable {agent.api_key_env} is not set",
-            location="api_key_env",
-        )
-    name = model or agent.model
-    try:
-        if agent.provider == "anthropic":
-            from compaction.providers.anthropic import AnthropicProvider
-
-            return AnthropicProvider(name, base_url=agent.base_url, api_key=key)
-        from compaction.providers.openai import OpenAIProvider
-
-        return OpenAIProvider(name, base_url=agent.base_url, api_key=key, stream=agent.stream)
-    except ImportError as e:
-        raise ConfigError(str(e), location=f"agent {agent.id}") from None
-    except AuthenticationError as e:
-        raise ConfigError(str(e), location=f"agent {agent.id}") from None
-
-
-def summarizer_provider(workflow: WorkflowConfig, agent: AgentConfig) -> Provider | None:
-    """The provider that writes summaries, when the agent's strategies need one: the
-    `summarizer` agent's endpoint (or the agent's own) with the compaction model."""
-    if not any(s.kind in LLM_STRATEGIES for s in agent.compact.strategies):
-        return None
-    owner = workflow.summarizer_for(agent) or agent
-    return build_provider(owner, model=agent.compact.model or owner.model)
+from compaction.workflow import load_workflow
 
 
 def store_location(explicit: str | None, configured: str | None) -> str | None:
@@ -177,18 +138,8 @@ def run_command(
     else:
         log = SessionLog.open(sessions, session_id, create=False)
     progress = Progress(quiet=quiet or as_json, stream=not as_json)
-    orchestrator = Orchestrator(
-        build_provider(agent),
-        model=agent.model,
-        system_prompt=agent.system_prompt,
-        tools=resolve_tools(agent.tools, log=log),
-        compactor=Compactor(agent.compact, summarizer=summarizer_provider(workflow, agent)),
-        log=log,
-        dialect=agent.provider,
-        max_turns=max_turns or agent.max_turns,
-        max_output_tokens=agent.max_output_tokens,
-        temperature=agent.temperature,
-        on_event=progress,
+    orchestrator = Orchestrator.from_config(
+        agent, workflow=workflow, log=log, max_turns=max_turns, on_event=progress
     )
     if not (quiet or as_json):
         click.echo(f"session {log.session_id} (agent {agent.id}, {agent.model})", err=True)
