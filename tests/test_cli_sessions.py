@@ -81,6 +81,22 @@ def test_the_store_comes_from_the_environment(db: Path, monkeypatch: pytest.Monk
     assert {s["id"] for s in json.loads(out)} == {"chat", "deploy"}
 
 
+def test_the_store_comes_from_a_workflow_file(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COMPACTION_STORE", raising=False)
+    workflow = tmp_path / "agents.yaml"
+    workflow.write_text(f"model: m\nstore: {db}\nagents:\n  - id: a\n")
+    code, out, _ = run("sessions", "list", "--config", str(workflow), "--json")
+    assert code == 0
+    assert {s["id"] for s in json.loads(out)} == {"chat", "deploy"}
+    code, out, _ = run("recall", "deploy", "7f3a9c21", "--config", str(workflow))
+    assert code == 0 and "[7f3a9c21]" in out
+    other = tmp_path / "other.db"
+    code, out, err = run("sessions", "list", "--config", str(workflow), "--store", str(other))
+    assert "no sessions in" in err  # --store wins over the workflow's store
+
+
 def test_the_default_store_is_the_per_user_path(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,7 +8,6 @@ only the answer. The session is logged in the store; `--session ID` resumes it.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
@@ -25,14 +24,8 @@ from compaction.agent import (
 )
 from compaction.cli.transcripts import user_errors
 from compaction.log import SessionLog
-from compaction.store import open_store
+from compaction.store import open_store, store_location
 from compaction.workflow import load_workflow
-
-
-def store_location(explicit: str | None, configured: str | None) -> str | None:
-    """`--store`, else `$COMPACTION_STORE`, else the workflow's `store`, else None (the
-    default per-user path)."""
-    return explicit or os.environ.get("COMPACTION_STORE") or configured
 
 
 class Progress:

@@ -29,6 +29,7 @@ from compaction.config import CompactionConfig
 from compaction.exceptions import ConfigError
 from compaction.providers.base import Provider
 from compaction.proxy.settings import DEFAULT_MAX_BODY_BYTES
+from compaction.store import store_location
 
 LLM_STRATEGIES = ("summarize", "sequence")
 TRIGGERS = ("token_threshold", "window_fraction", "turn_threshold", "message_threshold")
@@ -197,7 +198,7 @@ def serve_command(
         upstream=upstream,
         anthropic_upstream=anthropic_upstream,
         compaction=policy,
-        store=store or config_store,
+        store=store_location(store, config_store),
         upstream_key=upstream_key,
         require_key=require_key,
         max_body_bytes=max_body_bytes,

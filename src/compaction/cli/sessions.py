@@ -1,13 +1,13 @@
 """`compaction sessions list|show` and `compaction recall`: reading the session store.
 
-The store is `--store`, else `$COMPACTION_STORE`, else `compaction.store.default_store_path()`.
+The store is `--store`, else `$COMPACTION_STORE`, else the one `--config`'s workflow names,
+else `compaction.store.default_store_path()`.
 These commands only read: they must never create a store, a session or a record.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,8 +19,9 @@ from compaction.cli.transcripts import fmt_tokens, user_errors
 from compaction.exceptions import SessionNotFoundError
 from compaction.messages import ImagePart, Message, ToolCallPart, ToolResultPart
 from compaction.serialize import message_to_dict
-from compaction.store import SessionInfo, SessionStore, default_store_path, open_store
+from compaction.store import SessionInfo, SessionStore, open_store, store_location
 from compaction.tokens import ConversationCounter
+from compaction.workflow import load_workflow
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,15 +29,30 @@ PREVIEW_CHARS = 72
 
 
 def store_option(func: F) -> F:
+    func = click.option(
+        "--config",
+        "config_path",
+        metavar="FILE",
+        expose_value=False,
+        callback=_remember_config,
+        help="Use the store a workflow file names (its `store:`).",
+    )(func)
     return click.option(
         "--store",
         metavar="PATH",
-        help="The session store (default: $COMPACTION_STORE, else the per-user data path).",
+        help="The session store (default: $COMPACTION_STORE, else --config's, else the "
+        "per-user data path).",
     )(func)
 
 
+def _remember_config(ctx: click.Context, _: click.Parameter, path: str | None) -> None:
+    ctx.meta["compaction.config"] = path
+
+
 def resolve_store(given: str | None) -> str:
-    return given or os.environ.get("COMPACTION_STORE") or str(default_store_path())
+    path = click.get_current_context().meta.get("compaction.config")
+    configured = load_workflow(path).store if path else None
+    return store_location(given, configured)
 
 
 @contextmanager

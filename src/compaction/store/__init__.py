@@ -13,6 +13,7 @@ from compaction.store.sqlite import (
     default_store_path,
     new_session_id,
     open_store,
+    store_location,
 )
 from compaction.store.text import fingerprint, searchable_text
 
@@ -26,4 +27,5 @@ __all__ = [
     "new_session_id",
     "open_store",
     "searchable_text",
+    "store_location",
 ]

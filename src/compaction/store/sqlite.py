@@ -49,6 +49,7 @@ __all__ = [
     "SessionStore",
     "default_store_path",
     "open_store",
+    "store_location",
 ]
 
 # How long a writer waits for another process's write lock before giving up.
@@ -148,6 +149,13 @@ def default_store_path() -> Path:
     else:
         base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "compaction" / "sessions.db"
+
+
+def store_location(explicit: str | None = None, configured: str | None = None) -> str:
+    """Which store a command uses: the one it was given (`--store`), else
+    `$COMPACTION_STORE`, else the one a configuration names (a workflow's `store:`), else
+    `default_store_path()`."""
+    return explicit or os.environ.get("COMPACTION_STORE") or configured or str(default_store_path())
 
 
 def open_store(location: str | os.PathLike[str] | None = None) -> SessionStore:
