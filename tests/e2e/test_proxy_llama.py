@@ -120,3 +120,47 @@ def test_context_length_error_from_llama_is_compacted_and_retried(
     assert reply.usage is not None
     assert reply.usage.prompt_tokens <= llama_server.n_ctx - MAX_REPLY_TOKENS
     assert _compactions(proxy) >= 1
+
+
+def test_the_proxy_summarizes_with_the_upstream_model(
+    llama_server: LlamaServer, start_proxy: Any, tmp_path: Any
+) -> None:
+    # The policy comes from a workflow file, as agents use: mask, then an LLM summary (the
+    # summarizer is the upstream itself), truncate last.
+    config = tmp_path / "policy.yaml"
+    config.write_text(
+        "model: unused\n"
+        "compact:\n"
+        f"  token_threshold: {THRESHOLD}\n"
+        f"  max_tokens: {MAX_TOKENS}\n"
+        "  keep_recent_n: 2\n"
+        "  summary_max_tokens: 48\n"
+        "  strategies: [{kind: mask}, {kind: summarize}, {kind: truncate}]\n"
+        "agents: [{id: proxy}]\n"
+    )
+    proxy = start_proxy(
+        llama_server.base_url, "--config", str(config), "--summarizer-model", llama_server.model
+    )
+    history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    with openai.OpenAI(
+        base_url=proxy.openai_base_url,
+        api_key="not-needed",
+        max_retries=0,
+        timeout=180.0,
+        default_headers={"X-Compaction-Session": "llama-summaries"},
+    ) as client:
+        for turn in range(3):
+            history.append({"role": "user", "content": _question(turn)})
+            reply = client.chat.completions.create(
+                model=llama_server.model,
+                messages=history,
+                max_tokens=MAX_REPLY_TOKENS,
+                temperature=0,
+            )
+            assert reply.choices[0].finish_reason in {"stop", "length"}
+            history.append({"role": "assistant", "content": reply.choices[0].message.content})
+    (session,) = [s for s in proxy.status()["sessions"] if s["id"] == "llama-summaries"]
+    assert session["compactions"] >= 1
+    receipt = session["last_receipt"]
+    assert receipt["summarizer"]["calls"] >= 1, receipt
+    assert any(step["strategy"] == "summarize" for step in receipt["steps"])
