@@ -14,13 +14,18 @@ rows of their own.
 2. Time to first streamed byte and to the first text delta, with the upstream waiting
    DELAY_MS before each text chunk: a proxy that passes events on as they arrive adds well
    under one chunk's delay; one that buffers adds the whole reply. Target: under one chunk's
-   delay added to the first text delta.
+   delay added to the first text delta. Each stream starts after the servers sat idle
+   through the previous ones, and a process woken from idle answers slower than a busy one:
+   the added latency of a non-streamed request sent after IDLE_S of quiet is the yardstick
+   for the first byte (the back-to-back figures of 1. are not).
 3. Sustained requests per second with CLIENTS concurrent clients (httpx.AsyncClient, one
    conversation each) for SECONDS seconds. Target: more than ctxkeeper.
 
 The load generator shares the machine with the servers, so throughput figures are those of
-the whole loopback system. Nothing here is a test: a miss is reported, not raised. This
-module must never reach beyond loopback.
+the whole loopback system. The upstream and `compaction serve` run on uvloop and httptools
+when the server extra installed them (uvicorn falls back to asyncio and h11 without).
+Nothing here is a test: a miss is reported, not raised. This module must never reach beyond
+loopback.
 
 Run standalone: `python bench/bench_proxy.py` prints a table.
 """
@@ -57,7 +62,9 @@ OTHER_API_ROUNDS = 200
 WARMUP_ROUNDS = 40
 DELAY_MS = 20.0  # the upstream's wait before each text chunk, for the streaming measurement
 REPLY_WORDS = 12  # padding words: the streamed reply has 20 text chunks, about 400 ms
-STREAM_ROUNDS = 9
+STREAM_ROUNDS = 15
+IDLE_S = 0.2  # the quiet before each request of the "after idle" latency row
+IDLE_ROUNDS = 15
 CLIENTS = 16
 SECONDS = 4.0
 STARTUP_TIMEOUT_S = 30.0
@@ -308,6 +315,53 @@ def _stream_once(client: httpx.Client, server: Server, content: bytes) -> Stream
     return StreamTiming(first_byte, first_text, total)
 
 
+def idle_latencies_ms(targets: dict[str, Server], rounds: int) -> dict[str, list[float]]:
+    """Non-streamed requests, each after IDLE_S with no traffic; milliseconds each."""
+    clients = {name: httpx.Client(trust_env=False, timeout=30.0) for name in targets}
+    content = json.dumps(chat_body("idle")).encode()
+    times: dict[str, list[float]] = {name: [] for name in targets}
+    try:
+        for i in range(rounds + 1):
+            for name, server in targets.items():
+                time.sleep(IDLE_S)
+                start = time.perf_counter()
+                resp = clients[name].post(
+                    server.url + "/v1/chat/completions",
+                    content=content,
+                    headers=_headers(server, "idle"),
+                )
+                elapsed = (time.perf_counter() - start) * 1000
+                if resp.status_code != 200:
+                    raise RuntimeError(f"{name}: {resp.status_code} {resp.text[:300]}")
+                if i:  # the first round warms connections up
+                    times[name].append(elapsed)
+    finally:
+        for client in clients.values():
+            client.close()
+    return times
+
+
+def _idle_rows(times: dict[str, list[float]], proxies: list[str]) -> list[dict[str, Any]]:
+    base = statistics.median(times["direct"])
+    rows = []
+    for proxy in proxies:
+        value = statistics.median(times[proxy])
+        rows.append(
+            _row(
+                f"proxy chat latency after {IDLE_S * 1000:g} ms idle, no compaction: {proxy} "
+                f"({value - base:+.2f} ms)",
+                value=value,
+                unit="ms",
+                baseline_name="direct to the upstream, after the same idle time",
+                baseline_value=base,
+                budget="info",
+                ok=True,
+                added_ms=round(value - base, 3),
+            )
+        )
+    return rows
+
+
 def stream_timings(targets: dict[str, Server], rounds: int) -> dict[str, list[StreamTiming]]:
     content = json.dumps(chat_body("stream", stream=True)).encode()
     clients = {name: httpx.Client(trust_env=False, timeout=60.0) for name in targets}
@@ -489,6 +543,7 @@ def run() -> list[dict[str, Any]]:
             rows += _stream_rows(stream_timings(found, STREAM_ROUNDS), proxies)
         finally:
             _configure(upstream, delay_ms=0, reply_words=0)
+        rows += _idle_rows(idle_latencies_ms(found, IDLE_ROUNDS), proxies)
 
         measured = {
             name: asyncio.run(_throughput(s, CLIENTS, SECONDS)) for name, s in found.items()

@@ -309,7 +309,7 @@ async def test_context_length_error_after_the_retry_is_returned_as_the_upstream_
         "type": "error",
         "error": {
             "type": "invalid_request_error",
-            "message": "prompt is too long: 9000 tokens > 100 maximum",
+            "message": "prompt is too long: 9000 tokens > 3000 maximum",
         },
     }
 

@@ -72,6 +72,47 @@ async def test_in_flight_stream_finishes_during_graceful_shutdown() -> None:
     assert proxy._client is None  # lifespan shutdown closed the upstream client
 
 
+async def test_a_client_that_goes_away_mid_stream_closes_the_upstream_stream() -> None:
+    closed = asyncio.Event()
+    chunks = chat_chunks("one two three")
+
+    async def endless() -> AsyncIterator[bytes]:
+        try:
+            yield chunks[0]
+            await asyncio.Event().wait()  # a model that would go on generating
+        finally:
+            closed.set()
+
+    upstream = FakeUpstream(lambda request, data: sse_response(endless()))
+    app = create_app(
+        ProxySettings(upstream="http://upstream.test"),
+        store=open_store(":memory:"),
+        upstream_transport=httpx.MockTransport(upstream),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    )
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        async with (
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
+            client.stream(
+                "POST", "/v1/chat/completions", json=chat_body(1, stream=True)
+            ) as response,
+        ):
+            first = await asyncio.wait_for(response.aiter_raw().__anext__(), timeout=5)
+            assert first == chunks[0]
+            assert not closed.is_set()
+        # The client closed its connection mid-stream: the relay stops and closes upstream.
+        await asyncio.wait_for(closed.wait(), timeout=5)
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, timeout=5)
+
+
 def test_serve_config_takes_the_workflow_compact_section(tmp_path: Path) -> None:
     path = tmp_path / "agents.yaml"
     path.write_text(

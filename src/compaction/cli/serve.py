@@ -217,6 +217,8 @@ def serve_command(
         timeout_graceful_shutdown=int(graceful_timeout) if graceful_timeout > 0 else None,
         access_log=log_level == "debug",
         lifespan="on",
+        # The upstream's `server` header is relayed; uvicorn's own would make it appear twice.
+        server_header=False,
     )
     uvicorn.Server(config).run()
 

@@ -32,7 +32,8 @@ _COMPACT_JSON: Final = (",", ":")
 @dataclass(frozen=True, slots=True)
 class Api:
     """One endpoint's wire layout. `incremental`: wire items map one to one onto messages,
-    so the new items of a request can be decoded alone."""
+    so the new items of a request can be decoded alone. `output_limit_keys`: the request
+    fields that cap the reply's tokens, the one that wins first."""
 
     name: ApiName
     path: str
@@ -40,6 +41,7 @@ class Api:
     head_key: str | None
     upstream: Literal["openai", "anthropic"]
     incremental: bool
+    output_limit_keys: tuple[str, ...]
 
     @property
     def dialect(self) -> Dialect:
@@ -63,6 +65,14 @@ class Api:
             return True
         items = self.items(payload) or []
         return any(isinstance(i, dict) and i.get("type") == "item_reference" for i in items)
+
+    def max_output_tokens(self, payload: dict[str, Any]) -> int:
+        """The reply tokens the request reserves in the window (0 when it sets no limit)."""
+        for key in self.output_limit_keys:
+            value = payload.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        return 0
 
     def decode(self, payload: dict[str, Any]) -> Conversation:
         return self.dialect.decode(payload)
@@ -124,12 +134,20 @@ class Api:
         return "h-" + hashlib.sha256(seed.encode()).hexdigest()[:32]
 
 
-OPENAI_CHAT: Final = Api("openai", "/v1/chat/completions", "messages", None, "openai", True)
+OPENAI_CHAT: Final = Api(
+    "openai",
+    "/v1/chat/completions",
+    "messages",
+    None,
+    "openai",
+    True,
+    ("max_completion_tokens", "max_tokens"),
+)
 OPENAI_RESPONSES: Final = Api(
-    "responses", "/v1/responses", "input", "instructions", "openai", False
+    "responses", "/v1/responses", "input", "instructions", "openai", False, ("max_output_tokens",)
 )
 ANTHROPIC_MESSAGES: Final = Api(
-    "anthropic", "/v1/messages", "messages", "system", "anthropic", True
+    "anthropic", "/v1/messages", "messages", "system", "anthropic", True, ("max_tokens",)
 )
 APIS: Final = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES)
 

@@ -41,7 +41,13 @@ from compaction.exceptions import DecodeError, InputError, StoreError
 from compaction.providers.base import Provider
 from compaction.proxy import recall
 from compaction.proxy.apis import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, Api, dumps
-from compaction.proxy.errors import ApiName, ProxyError, error_response, is_context_overflow
+from compaction.proxy.errors import (
+    ApiName,
+    ProxyError,
+    error_response,
+    is_context_overflow,
+    stated_window,
+)
 from compaction.proxy.metrics import Metrics
 from compaction.proxy.sessions import SESSION_HEADER, Prepared, Sessions
 from compaction.proxy.settings import ProxySettings
@@ -258,12 +264,15 @@ class Proxy:
                 and prepared.session is not None
                 and is_context_overflow(response.status_code, content)
             ):
-                harder = await self.sessions.compact_harder(api, prepared)
+                stated = stated_window(content)
+                harder = await self.sessions.compact_harder(api, prepared, stated)
                 if harder is not None:
                     self.metrics.overflow_retries[api.name] += 1
                     logger.info(
-                        "session %s: context-length error upstream; retrying at %d tokens",
+                        "session %s: context-length error upstream (window %s); "
+                        "retrying at %d tokens",
                         prepared.session.key,
+                        stated.window if stated is not None else "not stated",
                         harder.tokens,
                     )
                     if offer_recall:

@@ -1,5 +1,5 @@
 """Errors in each API's own shape: response bodies, in-stream error events, and reading the
-upstream's context-length errors.
+upstream's context-length errors (whether an answer is one, and the window it states).
 
     OpenAI (chat, responses)  {"error": {"message", "type", "param", "code"}}
     Anthropic                 {"type": "error", "error": {"type", "message"}}
@@ -13,7 +13,10 @@ This module must never put a request body, a header or a key into an error messa
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from starlette.responses import Response
@@ -48,6 +51,39 @@ _OVERFLOW_MARKERS: Final = (
     b"prompt is too long",
     b"context length is",
 )
+
+# How upstreams state the window, and the prompt's size as they counted it, in a
+# context-length error. Groups: `window`, `prompt`.
+_WINDOW_STATEMENTS: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        # OpenAI, vLLM, Groq, llama-cpp-python's server: "This model's maximum context length
+        # is 8192 tokens. However, your messages resulted in 9000 tokens." / "However, you
+        # requested 9000 tokens (8000 in the messages, 1000 in the completion)." / vLLM's
+        # "… and your request has 3500 input tokens"
+        r"maximum context length is (?P<window>\d+) tokens"
+        r"(?:.{0,80}?(?:resulted in (?P<prompt>\d+) tokens"
+        r"|\((?P<prompt2>\d+) in the messages|has (?P<prompt3>\d+) input tokens))?",
+        # llama-cpp-python: "Requested tokens (5000) exceed context window of 4096"
+        r"requested tokens \((?P<prompt>\d+)\) exceeds? (?:the )?context window of (?P<window>\d+)",
+        r"context window of (?P<window>\d+)",
+        # Anthropic: "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000"
+        r"context limit: (?P<prompt>\d+) \+ \d+ > (?P<window>\d+)",
+        # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"; the Responses API's
+        # "(9000 tokens > 8192)"
+        r"(?P<prompt>\d+) tokens > (?P<window>\d+)",
+        # Mistral: "Prompt contains 40000 tokens … too large for model with 32768 maximum
+        # context length"
+        r"(?:prompt contains (?P<prompt>\d+) tokens.{0,80}?)?"
+        r"too large for model with (?P<window>\d+) maximum context length",
+        # Gemini: "The input token count (N) exceeds the maximum number of tokens allowed (M)"
+        r"input token count \((?P<prompt>\d+)\) exceeds the maximum number of tokens "
+        r"allowed \((?P<window>\d+)\)",
+        # llama.cpp's server, in the error object: "n_prompt_tokens": 5000, "n_ctx": 4096
+        r'"n_ctx"\s*:\s*(?P<window>\d+)',
+    )
+)
+_PROMPT_STATEMENTS: Final = (re.compile(r'"n_prompt_tokens"\s*:\s*(?P<prompt>\d+)'),)
 
 
 class ProxyError(Exception):
@@ -101,6 +137,41 @@ def is_context_overflow(status: int, body: bytes) -> bool:
         return False
     text = body[:65536].lower()
     return any(marker in text for marker in _OVERFLOW_MARKERS)
+
+
+@dataclass(frozen=True, slots=True)
+class StatedWindow:
+    """What an upstream's context-length error says: the model's window and, when it says
+    so, how many tokens it counted in the prompt (with its own tokenizer)."""
+
+    window: int
+    prompt_tokens: int | None = None
+
+
+def stated_window(body: bytes) -> StatedWindow | None:
+    """The window a context-length error names (see `_WINDOW_STATEMENTS` for the wordings
+    read), or None when it names none."""
+    text = body[:65536].decode("utf-8", "replace")
+    # Some servers escape `>` in JSON strings (as \u003e): read the decoded text.
+    with contextlib.suppress(ValueError):
+        text = json.dumps(json.loads(text), ensure_ascii=False)
+    for pattern in _WINDOW_STATEMENTS:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        found = {k: int(v) for k, v in match.groupdict().items() if v is not None}
+        window = found["window"]
+        if window <= 0:
+            continue
+        prompt = found.get("prompt") or found.get("prompt2") or found.get("prompt3")
+        if prompt is None:
+            for statement in _PROMPT_STATEMENTS:
+                stated = statement.search(text)
+                if stated is not None:
+                    prompt = int(stated.group("prompt"))
+                    break
+        return StatedWindow(window, prompt or None)
+    return None
 
 
 def _dumps(value: Any) -> bytes:

@@ -51,7 +51,7 @@ from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
 from compaction.proxy.apis import Api, dumps
-from compaction.proxy.errors import ProxyError
+from compaction.proxy.errors import ProxyError, StatedWindow
 from compaction.proxy.metrics import Metrics
 from compaction.store import SessionStore
 from compaction.tokens import ConversationCounter
@@ -62,8 +62,10 @@ logger = logging.getLogger("compaction.proxy")
 SESSION_HEADER = "x-compaction-session"
 _HEADER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 # A compaction forced by an upstream context-length error aims at this share of the tokens
-# that did not fit.
+# that did not fit, or lower: at the window the error states, less the reply's tokens and
+# this share of the rest, for tokenizers that count more than ours.
 OVERFLOW_TARGET = 0.5
+OVERFLOW_MARGIN = 0.1
 
 T = TypeVar("T")
 
@@ -145,6 +147,7 @@ class Prepared:
     view_size: int = 0
     rewritten: bool = False
     compaction: Receipt | None = None
+    max_output: int = 0  # the reply tokens the request reserves in the window
 
 
 class Sessions:
@@ -235,7 +238,9 @@ class Sessions:
         shell = self._with_cached_tools(branch, payload, shell)
         tokens = self._tokens(branch, shell, appended)
         session.stats.last_tokens_before = tokens
-        prepared = Prepared(body, session, branch, shell, tokens)
+        prepared = Prepared(
+            body, session, branch, shell, tokens, max_output=api.max_output_tokens(payload)
+        )
         if not self._below_every_trigger(branch, shell, tokens):
             conversation = branch.log.conversation(**_fields(shell))
             decision = branch.compactor.should_compact(conversation)
@@ -261,30 +266,32 @@ class Sessions:
         session.stats.last_tokens_after = prepared.tokens
         return prepared
 
-    async def compact_harder(self, api: Api, prepared: Prepared) -> Prepared | None:
-        """After the upstream said the request did not fit: compact the same view to half
-        its tokens, whatever the policy; None when that changed nothing or the session moved
-        on meanwhile."""
+    async def compact_harder(
+        self, api: Api, prepared: Prepared, stated: StatedWindow | None = None
+    ) -> Prepared | None:
+        """After the upstream said the request did not fit: compact the same view to
+        `overflow_target` tokens, whatever the policy; None when no view can fit, when that
+        changed nothing, or when the session moved on meanwhile."""
         session, branch, shell = prepared.session, prepared.branch, prepared.shell
         if session is None or branch is None or shell is None:
+            return None
+        target = overflow_target(prepared.tokens, stated, prepared.max_output)
+        if target is None:
             return None
         async with session.lock:
             if session.branches[0] is not branch or len(branch.log.messages) != prepared.view_size:
                 return None
-            target = max(1, int(prepared.tokens * OVERFLOW_TARGET))
             result = await self._compact(session, branch, shell, api, target=target)
             if result is None:
                 return None
             messages = branch.log.messages
-            return Prepared(
-                dumps(api.encode(shell, messages)),
-                session,
-                branch,
-                shell,
-                result.receipt.tokens_after,
-                len(messages),
-                True,
-                result.receipt,
+            return replace(
+                prepared,
+                body=dumps(api.encode(shell, messages)),
+                tokens=result.receipt.tokens_after,
+                view_size=len(messages),
+                rewritten=True,
+                compaction=result.receipt,
             )
 
     # -- pieces ----------------------------------------------------------------------------
@@ -462,6 +469,24 @@ class Sessions:
         """Store work. SQLite writes of a turn's messages take well under a millisecond, so
         they run inline; the lock per session keeps them ordered."""
         return fn(*args)
+
+
+def overflow_target(sent: int, stated: StatedWindow | None, max_output: int) -> int | None:
+    """The tokens (our count) to compact to after the upstream refused `sent` tokens as too
+    long: half of them, or fewer when the error states a window, which must hold the prompt
+    and the reply's `max_output` tokens with a margin. When the error also states the
+    prompt's size and it is more than `sent`, the upstream's tokenizer counts more than ours,
+    and the window is scaled down to our count. None when the reply alone fills the window:
+    no compaction can make that request fit."""
+    target = int(sent * OVERFLOW_TARGET)
+    if stated is not None:
+        room = stated.window - max_output
+        if room <= 0:
+            return None
+        if stated.prompt_tokens is not None and stated.prompt_tokens > sent:
+            room = room * sent // stated.prompt_tokens
+        target = min(target, int(room * (1 - OVERFLOW_MARGIN)))
+    return max(1, target)
 
 
 def _fields(shell: Conversation) -> dict[str, Any]:

@@ -83,7 +83,12 @@ async def relay(
 
 class RelayResponse(StreamingResponse):
     """A `StreamingResponse` over an upstream response, which it always closes, and which
-    treats a client that went away as the end of the story rather than an error."""
+    treats a client that went away as the end of the story rather than an error.
+
+    The relay runs in the task that received the upstream's head, so its first chunk goes
+    out without waiting for a new task to be scheduled (Starlette's own `StreamingResponse`
+    streams from a child task); a child task only listens for the client going away, and
+    then cancels the relay, which closes the upstream response."""
 
     def __init__(
         self,
@@ -98,8 +103,11 @@ class RelayResponse(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, send)
-        except ClientDisconnect:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
+                await self.stream_response(send)
+                group.cancel_scope.cancel()
+        except (ClientDisconnect, OSError):
             logger.info("client went away before the response ended")
         finally:
             with anyio.CancelScope(shield=True):
@@ -107,3 +115,12 @@ class RelayResponse(StreamingResponse):
                 if aclose is not None:
                     await aclose()
                 await self._upstream.aclose()
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            logger.info("client went away before the response ended")
+            scope.cancel()
+            return

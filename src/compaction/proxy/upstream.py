@@ -50,8 +50,9 @@ _NOT_FORWARDED: Final = HOP_BY_HOP | {
     "x-compaction-session",
 }
 _KEY_HEADERS: Final = ("authorization", "x-api-key")
-# Response headers that describe the bytes as the upstream framed them.
-_NOT_RETURNED: Final = HOP_BY_HOP | {"content-length"}
+# Response headers that describe the bytes as the upstream framed them, and `date`, which
+# the server in front of the proxy (uvicorn) writes itself: relayed, it would appear twice.
+_NOT_RETURNED: Final = HOP_BY_HOP | {"content-length", "date"}
 
 
 def make_client(
