@@ -24,6 +24,7 @@ from typing import Any
 from compaction import CompactionConfig, Compactor
 from compaction.dialects import OPENAI
 from compaction.eval.generate import generate_session
+from compaction import messages
 from compaction.messages import Conversation, Message
 from compaction.summarize import ledger, signals
 from compaction.tokens import TiktokenCounter, counter_for_model
@@ -35,7 +36,7 @@ COMPACT_BUDGET_MS = 50.0
 
 def _clear_text_caches() -> None:
     """Forget every cached reading of tool output and prose, as in a fresh process."""
-    for module in (signals, ledger):
+    for module in (signals, ledger, messages):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):

@@ -22,7 +22,14 @@ from compaction.config import CompactionConfig
 from compaction.dialects import get_dialect
 from compaction.dialects.base import Violation
 from compaction.exceptions import TargetUnreachableError
-from compaction.messages import Conversation, Message, SummaryPart, group_messages, live_turn_index
+from compaction.messages import (
+    Conversation,
+    Group,
+    Message,
+    SummaryPart,
+    group_messages,
+    live_turn_index,
+)
 from compaction.providers.base import Provider
 from compaction.serialize import message_to_dict
 from compaction.strategies import StepReport, Strategy, Workspace
@@ -344,22 +351,29 @@ class Compactor:
         messages = conversation.messages
         protected = protected_indices(messages, self.config)
         counts = [counter.count_message(m) for m in messages]
+        groups = group_messages(messages)
         recent_start = recent_tail_start(
-            messages, counts, self.config.keep_recent_n, self.config.keep_recent_tokens
+            messages,
+            counts,
+            self.config.keep_recent_n,
+            self.config.keep_recent_tokens,
+            groups=groups,
         )
-        live = live_exchange(messages)
+        live = live_exchange(messages, groups)
         slots = [
             Slot(m, (i,), counts[i], i in protected, i >= recent_start, i in live)
             for i, m in enumerate(messages)
         ]
         overhead = total - sum(counts)
-        return Workspace(
+        work = Workspace(
             slots,
             counter.count_message,
             overhead,
             target,
             dialect=conversation.dialect,
         )
+        work.known_groups(groups)
+        return work
 
 
 def run_pipeline(work: Workspace, strategies: Sequence[Strategy]) -> list[StepReport]:
@@ -391,13 +405,12 @@ def run_pipeline(work: Workspace, strategies: Sequence[Strategy]) -> list[StepRe
     return steps
 
 
-def live_exchange(messages: tuple[Message, ...]) -> set[int]:
+def live_exchange(messages: tuple[Message, ...], groups: Sequence[Group] | None = None) -> set[int]:
     """The latest tool exchange when it ends the conversation after the live user turn: the
     assistant's calls and the results the model is about to read."""
     if not messages or not messages[-1].tool_results:
         return set()
-    groups = group_messages(messages)
-    last = groups[-1]
+    last = (groups if groups is not None else group_messages(messages))[-1]
     live_turn = live_turn_index(messages)
     if live_turn is not None and last.start < live_turn:
         # Anthropic: the live user turn itself carries the results; it is protected already.
@@ -424,7 +437,12 @@ def protected_indices(messages: tuple[Message, ...], config: CompactionConfig) -
 
 
 def recent_tail_start(
-    messages: tuple[Message, ...], counts: list[int], keep_n: int, keep_tokens: int | None
+    messages: tuple[Message, ...],
+    counts: list[int],
+    keep_n: int,
+    keep_tokens: int | None,
+    *,
+    groups: Sequence[Group] | None = None,
 ) -> int:
     """Where the recent tail begins: the last `keep_n` messages, cut to `keep_tokens`, moved
     back to a group boundary so the tail never starts inside a tool exchange."""
@@ -438,7 +456,7 @@ def recent_tail_start(
                 break
             limit = i
         start = limit
-    for group in group_messages(messages):
+    for group in groups if groups is not None else group_messages(messages):
         if group.start <= start < group.stop:
             return group.start
     return start

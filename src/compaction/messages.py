@@ -10,6 +10,7 @@ beside the parts in `provider_data` so a dialect can replay it untouched.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -53,12 +54,19 @@ class ToolCallPart:
     kind: Literal["tool_call"] = "tool_call"
 
     def parsed_arguments(self) -> dict[str, Any] | None:
-        """The arguments as a dict, or None when they are not a JSON object."""
-        try:
-            value = json.loads(self.arguments) if self.arguments.strip() else {}
-        except (json.JSONDecodeError, RecursionError):
-            return None
-        return value if isinstance(value, dict) else None
+        """The arguments as a dict (a fresh copy), or None when they are not a JSON object."""
+        value = _json_object(self.arguments)
+        return None if value is None else dict(value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _json_object(text: str) -> dict[str, Any] | None:
+    # Cached: strategies and the ledger read the same calls' arguments several times.
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from compaction.summarize.llm import Summarizer
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
     message: Message
     origin: tuple[int, ...]
@@ -111,6 +111,9 @@ class Workspace:
     archive: dict[str, Message] = field(default_factory=dict)
     removed: list[Removal] = field(default_factory=list)
     _total: int = 0
+    # Slots change shape only in `replace_span` (a message swapped for another of its kind
+    # keeps its group), so the groups are computed again only after one.
+    _groups: list[Group] | None = None
 
     def __post_init__(self) -> None:
         self._total = self.overhead + sum(s.tokens for s in self.slots)
@@ -137,7 +140,13 @@ class Workspace:
         )
 
     def groups(self) -> list[Group]:
-        return group_messages(self.messages)
+        if self._groups is None:
+            self._groups = group_messages(self.messages)
+        return self._groups
+
+    def known_groups(self, groups: list[Group]) -> None:
+        """The groups of the current slots, already computed by the caller."""
+        self._groups = groups
 
     def compactable_runs(self) -> list[list[Group]]:
         """Maximal runs of consecutive groups that are wholly compactable, oldest first."""
@@ -192,6 +201,7 @@ class Workspace:
             self._total += tokens
             new_slots.append(Slot(message, tuple(origin), tokens, False, recent, live))
         self.slots[start:stop] = new_slots
+        self._groups = None
 
     def stands_for(self, index: int) -> int:
         """How many original messages slot `index` stands for (summaries count what they
