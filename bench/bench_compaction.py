@@ -21,10 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from compaction import CompactionConfig, Compactor
+from compaction import CompactionConfig, Compactor, messages
 from compaction.dialects import OPENAI
 from compaction.eval.generate import generate_session
-from compaction import messages
 from compaction.messages import Conversation, Message
 from compaction.summarize import ledger, signals
 from compaction.tokens import TiktokenCounter, counter_for_model
