@@ -132,28 +132,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=STOP_TIMEOUT_S)
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], base_url: str, log: Path) -> str:
-    """Poll /v1/models until it answers; return the model id it reports."""
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(
-                f"e2e: llama-cpp-python server exited with {proc.returncode} while starting; "
-                f"log {log}:\n{_tail(log)}"
-            )
-        try:
-            models = _get_json(f"{base_url}/models", timeout=2.0)
-            return str(models["data"][0]["id"])
-        except (OSError, ValueError, KeyError, IndexError) as exc:  # URLError is an OSError
-            last_error = exc
-            time.sleep(0.25)
-    pytest.fail(
-        f"e2e: server not answering {base_url}/models after {STARTUP_TIMEOUT_S:.0f} s "
-        f"(last error: {last_error!r}); log {log}:\n{_tail(log)}"
-    )
-
-
 def _warm_up(proc: subprocess.Popen[bytes], base_url: str, model: str, log: Path) -> None:
     """One 1-token completion: the first decode is where a bad native build crashes."""
     try:
@@ -201,16 +179,11 @@ def running_llama_server(
         "--logits_all", "False",
         "--verbose", "False",
     ]  # fmt: skip
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
-        )
+    proc = _start_server(
+        cmd, f"{base_url}/models", log, "llama-cpp-python server", timeout=STARTUP_TIMEOUT_S
+    )
     try:
-        model = _wait_ready(proc, base_url, log)
+        model = str(_get_json(f"{base_url}/models", timeout=10.0)["data"][0]["id"])
         _warm_up(proc, base_url, model, log)
         yield LlamaServer(base_url=base_url, model=model, n_ctx=N_CTX, gguf=gguf, log=log)
     finally:
@@ -284,7 +257,12 @@ def _request(url: str, *, method: str, body: Any = None) -> Any:
 
 
 def _start_server(
-    cmd: list[str], ready_url: str, log: Path, what: str, env: dict[str, str] | None = None
+    cmd: list[str],
+    ready_url: str,
+    log: Path,
+    what: str,
+    env: dict[str, str] | None = None,
+    timeout: float = PROXY_STARTUP_TIMEOUT_S,
 ) -> subprocess.Popen[bytes]:
     """Start `cmd`, wait until `ready_url` answers 200; fail with the log's tail otherwise."""
     with log.open("wb") as log_file:
@@ -296,7 +274,7 @@ def _start_server(
             env=env,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
         )
-    deadline = time.monotonic() + PROXY_STARTUP_TIMEOUT_S
+    deadline = time.monotonic() + timeout
     last_error: Exception | None = None
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -313,7 +291,7 @@ def _start_server(
         time.sleep(0.1)
     _stop(proc)
     pytest.fail(
-        f"e2e: {what} not answering {ready_url} after {PROXY_STARTUP_TIMEOUT_S:.0f} s "
+        f"e2e: {what} not answering {ready_url} after {timeout:.0f} s "
         f"(last error: {last_error!r}); log {log}:\n{_tail(log)}"
     )
 
