@@ -82,6 +82,7 @@ _EXIT = re.compile(
     r"[\s:=]*(-?\d+)",
     re.IGNORECASE,
 )
+_EXIT_START = re.compile(r"[Ee][Xx][Ii][Tt]|[Rr][Ee][Tt][Uu][Rr][Nn]")
 _TEST_SUMMARY = re.compile(
     r"\b(\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
     r"(?:,\s*\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?))*)"
@@ -124,9 +125,20 @@ def exit_status(text: str, *, is_error: bool = False) -> int | None:
     lowered = tail.lower()
     if "exit" not in lowered and "code" not in lowered:
         return 1 if is_error else None
-    matches = _EXIT.findall(tail)
-    if matches:
-        return int(matches[-1])
+    # The last of the non-overlapping matches, tried only where one can start (each begins
+    # with "exit" or "return"): a full scan of the pattern is several times slower.
+    last: re.Match[str] | None = None
+    position = 0
+    for candidate in _EXIT_START.finditer(tail):
+        start = candidate.start()
+        if start < position:
+            continue
+        match = _EXIT.match(tail, start)
+        if match is not None:
+            last = match
+            position = max(match.end(), start + 1)
+    if last is not None:
+        return int(last.group(1))
     return 1 if is_error else None
 
 
@@ -144,7 +156,7 @@ def test_summary(text: str) -> str | None:
         summaries = [s for s in summaries if re.search(r"passed|failed|error", s, re.I)]
         if summaries:
             return summaries[-1]
-    ran = _TESTS_RAN.search(tail)
+    ran = _TESTS_RAN.search(tail) if "Ran " in tail else None
     if ran:
         result = _UNITTEST_RESULT.search(tail)
         outcome = result.group(1) if result else "no result line"
@@ -502,7 +514,23 @@ _CONSTRAINT = re.compile(
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def prose_signals(text: str) -> tuple[tuple[str, bool, bool, bool, bool], ...]:
     """Each sentence of assistant prose with (is_todo, is_done, is_decision, is_note)."""
-    return tuple((s, is_todo(s), is_done(s), is_decision(s), is_note(s)) for s in sentences(text))
+    found = sentences(text)
+    # A pattern that matches no sentence's text anywhere in the prose matches no sentence:
+    # one search over the whole decides for most texts (the patterns have no `^` anchor).
+    prose = " ".join(found)
+    todo = _TODO.search(prose) is not None
+    done = _DONE.search(prose) is not None
+    decision = _DECISION.search(prose) is not None
+    return tuple(
+        (
+            s,
+            todo and is_todo(s),
+            done and is_done(s),
+            decision and is_decision(s),
+            is_note(s),
+        )
+        for s in found
+    )
 
 
 _NOTE = re.compile(
