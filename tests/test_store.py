@@ -1,9 +1,16 @@
-"""The SQLite session store: migrations, the append-only log, views, recall, locations."""
+"""The session store: migrations, the append-only log, views, recall, locations.
+
+Every test taking `store` runs on both backends, SQLite and PostgreSQL (the `store_location`
+fixture; PostgreSQL on a pgserver of the test run, skipped without it). The PostgreSQL-only
+tests (replicas sharing a store, its migrations, its errors) are in test_store_postgres.py.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +23,7 @@ from compaction.messages import Message
 from compaction.serialize import message_to_dict
 from compaction.store import (
     SessionStore,
+    SQLiteStore,
     default_store_path,
     migrations,
     open_store,
@@ -59,9 +67,9 @@ def dicts(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, objec
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
-    with open_store(tmp_path / "sessions.db") as opened:
-        yield opened  # type: ignore[misc]
+def store(store_location: str) -> Iterator[SessionStore]:
+    with open_store(store_location) as opened:
+        yield opened
 
 
 # -- migrations -------------------------------------------------------------------------------
@@ -362,9 +370,8 @@ def test_threads_append_to_different_sessions(store: SessionStore) -> None:
     assert store.integrity() == []
 
 
-def test_two_connections_see_each_others_writes(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    with open_store(path) as writer, open_store(path) as reader:
+def test_two_connections_see_each_others_writes(store_location: str) -> None:
+    with open_store(store_location) as writer, open_store(store_location) as reader:
         writer.create_session("s")
         writer.append("s", [say("user", "hello")])
         assert reader.view("s")[0] == (say("user", "hello"),)
@@ -378,6 +385,8 @@ def test_two_connections_see_each_others_writes(tmp_path: Path) -> None:
 def test_open_store_locations(tmp_path: Path) -> None:
     nested = tmp_path / "a" / "b" / "s.db"
     with open_store(nested) as store:
+        assert isinstance(store, SQLiteStore)
+        assert isinstance(store, SessionStore), "the class implements the protocol"
         store.create_session("p")
     assert nested.exists(), "missing directories are created"
     with open_store(f"sqlite:///{nested}") as store:
@@ -394,13 +403,24 @@ def test_open_store_locations(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("location", "message"),
     [
-        ("postgres://user@host/db", "PostgreSQL store is not available"),
-        ("postgresql://host/db", "PostgreSQL store is not available"),
         ("mysql://host/db", "unknown store URL 'mysql://host/db'"),
+        ("mysql://ann:pw@host/db", "unknown store URL 'mysql://ann@host/db'"),
     ],
 )
 def test_unsupported_store_urls_are_config_errors(location: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ConfigError, match=message) as caught:
+        open_store(location)
+    assert ":pw@" not in str(caught.value)
+
+
+@pytest.mark.parametrize("location", ["postgres://user@host/db", "postgresql://host/db"])
+def test_a_postgres_url_without_psycopg_names_the_extra(
+    location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As if the `postgres` extra were not installed: importing psycopg fails.
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    monkeypatch.delitem(sys.modules, "compaction.store.postgres", raising=False)
+    with pytest.raises(ConfigError, match=r"needs psycopg.*llm-compaction\[postgres\]"):
         open_store(location)
 
 

@@ -1,15 +1,7 @@
-"""`SessionStore`: the append-only session log in SQLite (WAL), with full-text recall.
+"""`SQLiteStore`: the append-only session log in SQLite (WAL), with full-text recall (FTS5).
 
-Three kinds of rows, none ever updated or deleted:
-
-- a **message** as it happened (`seq` 1, 2, … per session), with its fingerprint;
-- a **compaction** record: the model-visible view after it (each entry a logged `seq` kept
-  verbatim, or a new message such as a summary or a masked placeholder), the seqs it replaced
-  and the receipt;
-- an **archive** entry (FTS5) for each replaced original, so `recall` finds it by its words.
-
-The view the model sees is derived: the latest compaction's view, then every message logged
-after it. Each write is one transaction, so a process killed at any point leaves the log as
+The rows and the view are described in `compaction.store.base`. Each write is one
+transaction, so a process killed at any point leaves the log as
 it was before the write or after it, never between; the view read back is either the one
 before a compaction or the one after it.
 
@@ -20,168 +12,46 @@ what to compact: it records what the compactor did.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
-import re
-import secrets
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compaction.compactor import Receipt
-from compaction.exceptions import ConfigError, SessionNotFoundError, StoreError
+from compaction.exceptions import SessionNotFoundError, StoreError
 from compaction.messages import Message
-from compaction.serialize import message_from_dict, message_to_dict
+from compaction.serialize import message_to_dict
+from compaction.store.base import (
+    CompactionRecord,
+    RecallHit,
+    SessionInfo,
+    assemble_view,
+    check_compaction,
+    check_session_id,
+    compaction_record,
+    dumps,
+    load_message,
+    new_session_id,
+    query_words,
+    session_info,
+    substring_snippet,
+    view_entries,
+)
 from compaction.store.migrations import migrate
 from compaction.store.text import fingerprint, searchable_text
 
-__all__ = [
-    "CompactionRecord",
-    "RecallHit",
-    "SessionInfo",
-    "SessionStore",
-    "default_store_path",
-    "open_store",
-    "store_location",
-]
+__all__ = ["BUSY_TIMEOUT_S", "SQLiteStore"]
 
 # How long a writer waits for another process's write lock before giving up.
 BUSY_TIMEOUT_S = 10.0
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
 
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    id: str
-    created_at: float
-    updated_at: float
-    agent: str | None = None
-    model: str | None = None
-    dialect: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    messages: int = 0
-    compactions: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "created_at": _iso(self.created_at),
-            "updated_at": _iso(self.updated_at),
-            "agent": self.agent,
-            "model": self.model,
-            "dialect": self.dialect,
-            "meta": dict(self.meta),
-            "messages": self.messages,
-            "compactions": self.compactions,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionRecord:
-    """One compaction as logged. `view` entries are seqs (kept verbatim) or new messages."""
-
-    session_id: str
-    number: int
-    after_seq: int
-    view: tuple[int | Message, ...]
-    replaced: tuple[int, ...]
-    summary: str
-    tokens_before: int | None
-    tokens_after: int | None
-    receipt: Mapping[str, Any]
-    created_at: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "after_seq": self.after_seq,
-            "created_at": _iso(self.created_at),
-            "tokens_before": self.tokens_before,
-            "tokens_after": self.tokens_after,
-            "replaced": list(self.replaced),
-            "view": [v if isinstance(v, int) else message_to_dict(v) for v in self.view],
-            "summary": self.summary,
-            "receipt": dict(self.receipt),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RecallHit:
-    """An original message that matched a recall query; `snippet` marks the match with
-    `[` `]`. Get the whole message with `SessionStore.message(session_id, seq)`."""
-
-    session_id: str
-    seq: int
-    role: str
-    snippet: str
-    score: float
-    text: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "seq": self.seq,
-            "role": self.role,
-            "snippet": self.snippet,
-            "score": round(self.score, 4),
-        }
-
-
-def default_store_path() -> Path:
-    """Where sessions live when no store is named: `$COMPACTION_HOME/sessions.db`, else the
-    platform's per-user data directory (`$XDG_DATA_HOME/compaction` or
-    `~/.local/share/compaction` on Linux, `~/Library/Application Support/compaction` on
-    macOS, `%LOCALAPPDATA%\\compaction` on Windows)."""
-    home = os.environ.get("COMPACTION_HOME")
-    if home:
-        return Path(home).expanduser() / "sessions.db"
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    elif os.name == "nt":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "compaction" / "sessions.db"
-
-
-def store_location(explicit: str | None = None, configured: str | None = None) -> str:
-    """Which store a command uses: the one it was given (`--store`), else
-    `$COMPACTION_STORE`, else the one a configuration names (a workflow's `store:`), else
-    `default_store_path()`."""
-    return explicit or os.environ.get("COMPACTION_STORE") or configured or str(default_store_path())
-
-
-def open_store(location: str | os.PathLike[str] | None = None) -> SessionStore:
-    """Open (creating and migrating as needed) the store at `location`: a path, a
-    `sqlite:///path` URL, `:memory:`, or None for `default_store_path()`."""
-    if location is None:
-        return SessionStore(default_store_path())
-    text = os.fspath(location)
-    if text.startswith(("postgres://", "postgresql://")):
-        raise ConfigError(
-            "the PostgreSQL store is not available in this version; use a SQLite path",
-            location="store",
-        )
-    if text.startswith("sqlite://"):
-        text = text.removeprefix("sqlite://")
-        # sqlite:///abs/path → /abs/path; sqlite://rel/path → rel/path
-        text = text or ":memory:"
-    elif "://" in text:
-        raise ConfigError(
-            f"unknown store URL {text!r}: expected a path, sqlite:///path or :memory:",
-            location="store",
-        )
-    return SessionStore(text)
-
-
-class SessionStore:
+class SQLiteStore:
     """The SQLite session store. Thread-safe; see the module docstring."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -215,7 +85,7 @@ class SessionStore:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> SessionStore:
+    def __enter__(self) -> SQLiteStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -255,7 +125,7 @@ class SessionStore:
     ) -> SessionInfo:
         """A new, empty session; an id is generated when none is given."""
         sid = session_id or new_session_id()
-        _check_id(sid)
+        check_session_id(sid)
         now = time.time()
         with self._write() as db:
             exists = db.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
@@ -278,7 +148,7 @@ class SessionStore:
         meta: Mapping[str, Any] | None = None,
     ) -> SessionInfo:
         """The session with this id, created when missing."""
-        _check_id(session_id)
+        check_session_id(session_id)
         now = time.time()
         with self._write() as db:
             db.execute(
@@ -299,7 +169,7 @@ class SessionStore:
         )
         if not rows:
             raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
-        return _session_info(rows[0])
+        return session_info(rows[0])
 
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         """Sessions, most recently updated first."""
@@ -310,7 +180,7 @@ class SessionStore:
             " FROM sessions s ORDER BY updated_at DESC, id LIMIT ?",
             (limit,),
         )
-        return [_session_info(r) for r in rows]
+        return [session_info(r) for r in rows]
 
     # -- messages --------------------------------------------------------------------------
 
@@ -318,7 +188,7 @@ class SessionStore:
         """Log messages at the end of the session; return their seqs."""
         if not messages:
             return []
-        rows = [(m.role, fingerprint(m), _dumps(message_to_dict(m))) for m in messages]
+        rows = [(m.role, fingerprint(m), dumps(message_to_dict(m))) for m in messages]
         now = time.time()
         with self._write() as db:
             last = self._last_seq(db, session_id)
@@ -347,7 +217,7 @@ class SessionStore:
         rows = self._read(
             "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
         )
-        return [(seq, _load_message(data, session_id, seq)) for seq, data in rows]
+        return [(seq, load_message(data, session_id, seq)) for seq, data in rows]
 
     def message(self, session_id: str, seq: int) -> Message:
         """The exact original message `seq` of the session."""
@@ -357,7 +227,7 @@ class SessionStore:
         if not rows:
             self.session(session_id)
             raise SessionNotFoundError(f"session {session_id!r} has no message {seq}")
-        return _load_message(rows[0][0], session_id, seq)
+        return load_message(rows[0][0], session_id, seq)
 
     # -- compactions -----------------------------------------------------------------------
 
@@ -373,24 +243,14 @@ class SessionStore:
         """Log one compaction: the view after it, the seqs it replaced (archived for recall)
         and its receipt. `after_seq` is the last logged message the compaction saw (default:
         the last one logged). Returns the compaction's number (1, 2, … per session)."""
-        entries = [v if isinstance(v, int) else message_to_dict(v) for v in view]
+        entries = view_entries(view)
         summary = "\n\n".join(receipt.summaries)
         now = time.time()
         with self._write() as db:
             last = self._last_seq(db, session_id)
-            seen = last if after_seq is None else after_seq
-            if seen > last:
-                raise StoreError(
-                    f"session {session_id!r}: compaction after message {seen}, "
-                    f"but only {last} are logged"
-                )
-            refs = [v for v in entries if isinstance(v, int)]
-            bad = [s for s in (*refs, *replaced) if not 1 <= s <= seen]
-            if bad:
-                raise StoreError(
-                    f"session {session_id!r}: compaction names messages {bad[:5]} "
-                    f"outside the logged 1..{seen}"
-                )
+            seen = check_compaction(
+                session_id, last=last, after_seq=after_seq, view=entries, replaced=replaced
+            )
             (number,) = db.execute(
                 "SELECT coalesce(max(number), 0) + 1 FROM compactions WHERE session_id = ?",
                 (session_id,),
@@ -403,12 +263,12 @@ class SessionStore:
                     session_id,
                     number,
                     seen,
-                    _dumps(entries),
+                    dumps(entries),
                     json.dumps(sorted(set(replaced))),
                     summary,
                     receipt.tokens_before,
                     receipt.tokens_after,
-                    _dumps(receipt.to_dict(include_archive=False)),
+                    dumps(receipt.to_dict(include_archive=False)),
                     now,
                 ),
             )
@@ -424,7 +284,7 @@ class SessionStore:
                     "SELECT data FROM messages WHERE session_id = ? AND seq = ?",
                     (session_id, seq),
                 ).fetchone()
-                message = _load_message(data, session_id, seq)
+                message = load_message(data, session_id, seq)
                 db.execute(
                     "INSERT INTO archive (text, session_id, seq, role) VALUES (?, ?, ?, ?)",
                     (searchable_text(message), session_id, seq, message.role),
@@ -439,7 +299,7 @@ class SessionStore:
             " receipt, created_at FROM compactions WHERE session_id = ? ORDER BY number",
             (session_id,),
         )
-        return [_record(session_id, row) for row in rows]
+        return [compaction_record(session_id, row) for row in rows]
 
     def view(self, session_id: str) -> tuple[tuple[Message, ...], tuple[int | None, ...]]:
         """The model-visible messages and their seqs (None for messages a compaction made):
@@ -456,7 +316,7 @@ class SessionStore:
             refs: set[int] = set()
             record = None
             if latest is not None:
-                record = _record(session_id, latest)
+                record = compaction_record(session_id, latest)
                 refs = {v for v in record.view if isinstance(v, int)}
             kept = dict(
                 self._db.execute(
@@ -469,25 +329,7 @@ class SessionStore:
                 "SELECT seq, data FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
                 (session_id, after),
             ).fetchall()
-        messages: list[Message] = []
-        seqs: list[int | None] = []
-        if record is not None:
-            for entry in record.view:
-                if isinstance(entry, int):
-                    if entry not in kept:
-                        raise StoreError(
-                            f"session {session_id!r}: compaction {record.number} names "
-                            f"message {entry}, which is not in the log"
-                        )
-                    messages.append(_load_message(kept[entry], session_id, entry))
-                    seqs.append(entry)
-                else:
-                    messages.append(entry)
-                    seqs.append(None)
-        for seq, data in tail:
-            messages.append(_load_message(data, session_id, seq))
-            seqs.append(seq)
-        return tuple(messages), tuple(seqs)
+        return assemble_view(session_id, record, kept, tail)
 
     # -- recall ----------------------------------------------------------------------------
 
@@ -502,7 +344,7 @@ class SessionStore:
             return []
         scope = "" if session_id is None else " AND session_id = ?"
         params: list[Any] = [] if session_id is None else [session_id]
-        words = re.findall(r"\w+", query)
+        words = query_words(query)
         if words:
             match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
             rows = self._read(
@@ -526,7 +368,7 @@ class SessionStore:
             [needle, *params, limit],
         )
         return [
-            RecallHit(s, int(q), r, _substring_snippet(text, needle), 0.0, text)
+            RecallHit(s, int(q), r, substring_snippet(text, needle), 0.0, text)
             for s, q, r, text in rows
         ]
 
@@ -561,74 +403,3 @@ def _enable_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
-
-
-def new_session_id() -> str:
-    """A sortable, unique session id: UTC time plus randomness."""
-    now = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{now}-{secrets.token_hex(3)}"
-
-
-def _check_id(session_id: str) -> None:
-    if not _SESSION_ID.match(session_id):
-        raise StoreError(
-            f"invalid session id {session_id!r}: use letters, digits, '.', '_', ':' or '-' "
-            "(at most 128 characters)"
-        )
-
-
-def _session_info(row: Sequence[Any]) -> SessionInfo:
-    sid, created, updated, agent, model, dialect, meta, n_messages, n_compactions = row
-    return SessionInfo(
-        sid, created, updated, agent, model, dialect, json.loads(meta), n_messages, n_compactions
-    )
-
-
-def _record(session_id: str, row: Sequence[Any]) -> CompactionRecord:
-    number, after, view, replaced, summary, before, after_tokens, receipt, created = row
-    entries: list[int | Message] = []
-    for i, entry in enumerate(json.loads(view)):
-        if isinstance(entry, int):
-            entries.append(entry)
-        else:
-            entries.append(message_from_dict(entry, f"compaction {number} view[{i}]"))
-    return CompactionRecord(
-        session_id,
-        int(number),
-        int(after),
-        tuple(entries),
-        tuple(json.loads(replaced)),
-        summary,
-        before,
-        after_tokens,
-        json.loads(receipt),
-        created,
-    )
-
-
-def _load_message(data: str, session_id: str, seq: int) -> Message:
-    return message_from_dict(json.loads(data), f"session {session_id} message {seq}")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _iso(timestamp: float) -> str:
-    return dt.datetime.fromtimestamp(timestamp, dt.UTC).isoformat(timespec="seconds")
-
-
-def _substring_snippet(text: str, needle: str, width: int = 60) -> str:
-    at = text.lower().find(needle.lower())
-    if at < 0:
-        return text[: width * 2]
-    start, stop = max(0, at - width), min(len(text), at + len(needle) + width)
-    return (
-        ("…" if start else "")
-        + text[start:at]
-        + "["
-        + text[at : at + len(needle)]
-        + "]"
-        + text[at + len(needle) : stop]
-        + ("…" if stop < len(text) else "")
-    )
