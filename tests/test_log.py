@@ -10,7 +10,7 @@ import pytest
 from compaction.compactor import Compactor
 from compaction.config import CompactionConfig
 from compaction.dialects import get_dialect
-from compaction.exceptions import HistoryDivergedError, SessionNotFoundError
+from compaction.exceptions import HistoryDivergedError, LogConflictError, SessionNotFoundError
 from compaction.log import SessionLog, fingerprint
 from compaction.messages import Message, TextPart
 from compaction.providers.base import CompletionRequest
@@ -275,3 +275,19 @@ def test_sync_notices_provider_data_changes(store: SessionStore) -> None:
     assert resigned == signed
     with pytest.raises(HistoryDivergedError):
         log.sync([say("user", "hi"), resigned, say("user", "more")])
+
+
+def test_a_stale_log_cannot_append_twice_what_another_writer_logged(
+    store: SessionStore, path: Path
+) -> None:
+    first = SessionLog.open(store, "s", **FIELDS)
+    first.append(say("user", "one"))
+    with open_store(path) as other_store:
+        second = SessionLog.open(other_store, "s", create=False)
+        second.append(say("assistant", "two"))
+    with pytest.raises(LogConflictError, match="ends at message 2, not 1") as caught:
+        first.append(say("assistant", "two"))
+    assert (caught.value.expected, caught.value.found) == (1, 2)
+    assert [m.text for _, m in store.messages("s")] == ["one", "two"]  # nothing written
+    again = SessionLog.open(store, "s", create=False)
+    assert again.append(say("user", "three")) == [3]

@@ -32,6 +32,7 @@ from .helpers import calls, results, say
 from .test_log import (
     test_a_compaction_that_changes_nothing_records_nothing,
     test_a_resumed_log_appends_and_compacts_again,
+    test_a_stale_log_cannot_append_twice_what_another_writer_logged,
     test_compact_uses_the_sessions_model_and_dialect,
     test_open_creates_or_resumes,
     test_recall_and_original_through_the_log,
@@ -50,6 +51,7 @@ from .test_store import FIELDS, mask_compactor, padding, tool_session
 
 SHARED_LOG_TESTS = (
     test_a_compaction_that_changes_nothing_records_nothing,
+    test_a_stale_log_cannot_append_twice_what_another_writer_logged,
     test_a_resumed_log_appends_and_compacts_again,
     test_compact_uses_the_sessions_model_and_dialect,
     test_open_creates_or_resumes,
@@ -375,6 +377,32 @@ async def test_two_proxy_replicas_continue_one_session(postgres_location: str) -
         (session,) = other.sessions()
         assert session.messages == len(history) + 2
         assert session.compactions == 1
+
+
+@pytest.mark.anyio
+async def test_replicas_taking_turns_on_one_session_log_each_message_once(
+    postgres_location: str,
+) -> None:
+    """Requests of one session alternate between two live replicas: each notices what the
+    other appended (its append is refused as stale, it reads the session again), so every
+    message is logged once, in order."""
+    from .proxy.conftest import running
+    from .proxy.test_compaction import POLICY, chat
+
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    with open_store(postgres_location) as store_a, open_store(postgres_location) as store_b:
+        async with (
+            running(compaction=POLICY, store=store_a) as a,
+            running(compaction=POLICY, store=store_b) as b,
+        ):
+            for turn, replica in enumerate([a, b, a, b, a]):
+                history.append({"role": "user", "content": f"Question {turn}?"})
+                response = await replica.client.post("/v1/chat/completions", json=chat(history))
+                assert response.status_code == 200
+                history.append({"role": "assistant", "content": f"Answer {turn}."})
+        (session,) = store_a.sessions()
+        logged = [m.text for _, m in store_a.messages(session.id)]
+    assert logged == [m["content"] for m in history[:-1]]
 
 
 # -- helpers -------------------------------------------------------------------------------------

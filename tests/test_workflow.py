@@ -253,7 +253,7 @@ def test_bad_agent_values(tmp_path: Path, agent_yaml: str, expected: str) -> Non
         ),
         (
             "model: m\nstore: http://x/y\nagents: [{id: a}]\n",
-            r":2: store: expected a file path or a sqlite:/// URL",
+            r":2: store: expected a file path or a sqlite:/// or postgresql:// URL",
         ),
         ("model: m\nmodel: n\nagents: [{id: a}]\n", r":2: model: key appears twice"),
         (

@@ -9,7 +9,8 @@
     ├── TokenizerUnavailableError  no tokenizer for the model and estimates were refused
     ├── TargetUnreachableError     pinned content alone exceeds the size target (`receipt`)
     ├── StoreError                 the session store cannot be opened, read or written
-    │   └── HistoryDivergedError   a history that does not extend the logged one
+    │   ├── HistoryDivergedError   a history that does not extend the logged one
+    │   └── LogConflictError       another writer appended to the session since it was read
     ├── AgentError                 an agent run cannot go on (turn limit, overflow after retry)
     └── ProviderError              a model call failed (`provider`, `status`, `retryable`,
                                    `retry_after`)
@@ -90,6 +91,17 @@ class HistoryDivergedError(StoreError):
 
     def __init__(self, message: str, *, index: int) -> None:
         self.index = index
+        super().__init__(message)
+
+
+class LogConflictError(StoreError):
+    """An append that expected the session to end at message `expected` found it at
+    `found`: another writer (a second proxy replica) appended meanwhile. Nothing was
+    written; read the session again and retry."""
+
+    def __init__(self, message: str, *, expected: int, found: int) -> None:
+        self.expected = expected
+        self.found = found
         super().__init__(message)
 
 

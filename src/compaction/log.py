@@ -103,8 +103,10 @@ class SessionLog:
     # -- writing ---------------------------------------------------------------------------
 
     def append(self, *messages: Message) -> list[int]:
-        """Log messages and add them to the view."""
-        seqs = self.store.append(self.session_id, messages)
+        """Log messages and add them to the view. If another writer appended to the session
+        since this log read it, `LogConflictError` and nothing is written: open the log
+        again (`SessionLog.open`) to see what the other wrote."""
+        seqs = self.store.append(self.session_id, messages, expected_last=self._last)
         self._messages.extend(messages)
         self._seqs.extend(seqs)
         self._last = max(self._last, *seqs) if seqs else self._last

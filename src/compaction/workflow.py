@@ -206,10 +206,12 @@ class WorkflowConfig(BaseModel):
         if store is None:
             return None
         if not store.strip():
-            raise ValueError("expected a file path or a sqlite:/// URL, got an empty string")
+            raise ValueError('expected a file path or a sqlite:/// or postgresql:// URL, got ""')
         scheme, sep, _ = store.partition("://")
-        if sep and scheme.split("+")[0] not in _STORE_SCHEMES:
-            raise ValueError(f"expected a file path or a sqlite:/// URL, got {store!r}")
+        if sep and scheme not in _STORE_SCHEMES:
+            raise ValueError(
+                f"expected a file path or a sqlite:/// or postgresql:// URL, got {store!r}"
+            )
         return store
 
     @model_validator(mode="after")

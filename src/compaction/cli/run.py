@@ -99,7 +99,9 @@ def _short(text: str, width: int = 60) -> str:
 )
 @click.option("--agent", "agent_id", help="The agent's id (default: the only agent).")
 @click.option("--session", "session_id", help="Resume this session instead of starting one.")
-@click.option("--store", help="Session store: a path or sqlite:/// URL (default: per-user).")
+@click.option(
+    "--store", help="Session store: a path, sqlite:/// or postgresql:// URL (default: per-user)."
+)
 @click.option("--max-turns", type=click.IntRange(min=1), help="Model calls allowed for the task.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the answer.")
 @click.option("--json", "as_json", is_flag=True, help="End with a JSON summary on stdout.")

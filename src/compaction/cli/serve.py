@@ -88,7 +88,8 @@ def summarizer_for(
     help="Workflow YAML: its `compact` is the policy.",
 )
 @click.option(
-    "--store", help="Session store: a path, sqlite:///path or :memory: (default: per-user)."
+    "--store",
+    help="Session store: a path, sqlite:///path, postgresql://… or :memory: (default: per-user).",
 )
 @click.option(
     "--token-threshold", type=int, help="Compact when a request reaches this many tokens."

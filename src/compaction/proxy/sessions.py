@@ -46,7 +46,7 @@ from starlette.concurrency import run_in_threadpool
 
 from compaction.compactor import CompactionResult, Compactor, Receipt
 from compaction.config import CompactionConfig
-from compaction.exceptions import CompactionError, HistoryDivergedError
+from compaction.exceptions import CompactionError, HistoryDivergedError, LogConflictError
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
@@ -300,7 +300,21 @@ class Sessions:
         self, session: Session, api: Api, payload: dict[str, Any], shell: Conversation
     ) -> tuple[Branch, int | None]:
         """The branch this request extends, with the request's new messages logged, and how
-        many messages that added to its view (None: a branch opened or resumed just now)."""
+        many messages that added to its view (None: a branch opened or resumed just now).
+
+        When another process (a second replica on a shared store) appended to the session
+        since this one read it, the append is refused; the session is read again from the
+        store and the request placed once more, so nothing is logged twice."""
+        try:
+            return await self._place_once(session, api, payload, shell)
+        except LogConflictError as e:
+            logger.info("session %s: %s; reading it again from the store", session.key, e)
+            session.branches.clear()
+            return await self._place_once(session, api, payload, shell)
+
+    async def _place_once(
+        self, session: Session, api: Api, payload: dict[str, Any], shell: Conversation
+    ) -> tuple[Branch, int | None]:
         items = api.items(payload)
         head = api.head(payload)
         for i, branch in enumerate(session.branches):

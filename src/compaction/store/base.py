@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Self, runtime_checkable
 
 from compaction.compactor import Receipt
-from compaction.exceptions import SessionNotFoundError, StoreError
+from compaction.exceptions import LogConflictError, SessionNotFoundError, StoreError
 from compaction.messages import Message
 from compaction.serialize import message_from_dict, message_to_dict
 
@@ -174,8 +174,12 @@ class SessionStore(Protocol):
 
     # -- messages --------------------------------------------------------------------------
 
-    def append(self, session_id: str, messages: Sequence[Message]) -> list[int]:
-        """Log messages at the end of the session; return their seqs."""
+    def append(
+        self, session_id: str, messages: Sequence[Message], *, expected_last: int | None = None
+    ) -> list[int]:
+        """Log messages at the end of the session; return their seqs. With `expected_last`,
+        only if the session still ends at that seq (`LogConflictError` otherwise, nothing
+        written)."""
         ...
 
     def digests(self, session_id: str) -> list[str]:
@@ -397,3 +401,14 @@ def redact_url(url: str) -> str:
 
 def _iso(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp, dt.UTC).isoformat(timespec="seconds")
+
+
+def check_expected_last(session_id: str, expected: int | None, found: int) -> None:
+    """Refuse an append whose writer's view of the session is out of date."""
+    if expected is not None and expected != found:
+        raise LogConflictError(
+            f"session {session_id!r} ends at message {found}, not {expected}: another "
+            "writer appended to it",
+            expected=expected,
+            found=found,
+        )

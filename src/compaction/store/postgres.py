@@ -42,6 +42,7 @@ from compaction.store.base import (
     SessionInfo,
     assemble_view,
     check_compaction,
+    check_expected_last,
     check_session_id,
     compaction_record,
     dumps,
@@ -313,14 +314,18 @@ class PostgresStore:
 
     # -- messages --------------------------------------------------------------------------
 
-    def append(self, session_id: str, messages: Sequence[Message]) -> list[int]:
-        """Log messages at the end of the session; return their seqs."""
+    def append(
+        self, session_id: str, messages: Sequence[Message], *, expected_last: int | None = None
+    ) -> list[int]:
+        """Log messages at the end of the session; return their seqs. With `expected_last`,
+        only if the session still ends there (`LogConflictError` otherwise)."""
         if not messages:
             return []
         rows = [(m.role, fingerprint(m), dumps(message_to_dict(m))) for m in messages]
         now = time.time()
         with self._write() as db:
             last = self._lock_session(db, session_id, now)
+            check_expected_last(session_id, expected_last, last)
             seqs = list(range(last + 1, last + 1 + len(rows)))
             with db.cursor() as cursor:
                 cursor.executemany(

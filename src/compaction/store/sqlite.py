@@ -32,6 +32,7 @@ from compaction.store.base import (
     SessionInfo,
     assemble_view,
     check_compaction,
+    check_expected_last,
     check_session_id,
     compaction_record,
     dumps,
@@ -184,14 +185,18 @@ class SQLiteStore:
 
     # -- messages --------------------------------------------------------------------------
 
-    def append(self, session_id: str, messages: Sequence[Message]) -> list[int]:
-        """Log messages at the end of the session; return their seqs."""
+    def append(
+        self, session_id: str, messages: Sequence[Message], *, expected_last: int | None = None
+    ) -> list[int]:
+        """Log messages at the end of the session; return their seqs. With `expected_last`,
+        only if the session still ends there (`LogConflictError` otherwise)."""
         if not messages:
             return []
         rows = [(m.role, fingerprint(m), dumps(message_to_dict(m))) for m in messages]
         now = time.time()
         with self._write() as db:
             last = self._last_seq(db, session_id)
+            check_expected_last(session_id, expected_last, last)
             seqs = list(range(last + 1, last + 1 + len(rows)))
             db.executemany(
                 "INSERT INTO messages (session_id, seq, role, digest, data, created_at)"
