@@ -10,8 +10,11 @@ This module must never touch a database it was not handed.
 from __future__ import annotations
 
 import sqlite3
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final
+
+from compaction.store._sql import apply_migrations
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
@@ -77,33 +80,19 @@ def migrate(connection: sqlite3.Connection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS _migrations ("
         "id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL)"
     )
+    # Read before taking the write lock, so opening an up-to-date store never waits for it.
     done = {name for (name,) in connection.execute("SELECT name FROM _migrations")}
-    applied: list[str] = []
-    for number, (name, sql) in enumerate(MIGRATIONS, start=1):
-        if name in done:
-            continue
-        # executescript would commit on its own; run the statements inside one transaction so
-        # a migration and its record land together or not at all.
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            # Checked again under the write lock: another process opening the same new store
-            # may have applied this migration since we looked.
-            if connection.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
-                connection.execute("ROLLBACK")
-                continue
-            for statement in _statements(sql):
-                connection.execute(statement)
-            connection.execute(
-                "INSERT INTO _migrations (id, name, applied_at) VALUES (?, ?, ?)",
-                (number, name, time.time()),
-            )
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
-        applied.append(name)
-    return applied
+    return apply_migrations(connection, MIGRATIONS, lambda: _immediate(connection), done=done)
 
 
-def _statements(sql: str) -> list[str]:
-    return [s.strip() for s in sql.split(";") if s.strip()]
+@contextmanager
+def _immediate(connection: sqlite3.Connection) -> Iterator[None]:
+    """One transaction holding the database's write lock. executescript would commit on its
+    own: the statements of a migration run one by one inside this instead."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
