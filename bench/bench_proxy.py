@@ -53,6 +53,8 @@ from typing import Any
 
 import httpx
 
+from rows import row
+
 logger = logging.getLogger("bench.proxy")
 
 MODEL = "gpt-4o-mini"
@@ -347,7 +349,7 @@ def _idle_rows(times: dict[str, list[float]], proxies: list[str]) -> list[dict[s
     for proxy in proxies:
         value = statistics.median(times[proxy])
         rows.append(
-            _row(
+            row(
                 f"proxy chat latency after {IDLE_S * 1000:g} ms idle, no compaction: {proxy} "
                 f"({value - base:+.2f} ms)",
                 value=value,
@@ -422,30 +424,6 @@ async def _throughput(server: Server, clients: int, seconds: float) -> Throughpu
 # -- rows ---------------------------------------------------------------------------------------
 
 
-def _row(
-    name: str,
-    *,
-    value: float,
-    unit: str,
-    baseline_name: str,
-    baseline_value: float,
-    budget: str,
-    ok: bool,
-    **extra: Any,
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": round(value, 3),
-        "unit": unit,
-        "baseline_name": baseline_name,
-        "baseline_value": round(baseline_value, 3),
-        "ratio": round(value / baseline_value, 3) if baseline_value else float("inf"),
-        "budget": budget,
-        "ok": ok,
-        **extra,
-    }
-
-
 def _latency_rows(
     times: dict[str, list[float]], api: str, proxies: list[str]
 ) -> list[dict[str, Any]]:
@@ -458,7 +436,7 @@ def _latency_rows(
             added = value - base
             targeted = proxy == "compaction serve" and pct == 50
             rows.append(
-                _row(
+                row(
                     f"proxy {api} latency p{pct}, no compaction: {proxy} ({added:+.2f} ms)",
                     value=value,
                     unit="ms",
@@ -488,7 +466,7 @@ def _stream_rows(
             added = value - base
             targeted = proxy == "compaction serve" and label == "first text delta"
             rows.append(
-                _row(
+                row(
                     f"proxy streamed chat, time to {label}: {proxy} ({added:+.1f} ms)",
                     value=value,
                     unit="ms",
@@ -551,7 +529,7 @@ def run() -> list[dict[str, Any]]:
         rps = {name: t.per_second for name, t in measured.items()}
         for proxy in proxies:
             rows.append(
-                _row(
+                row(
                     f"proxy chat throughput, {CLIENTS} clients: {proxy}",
                     value=rps[proxy],
                     unit="req/s",
@@ -565,7 +543,7 @@ def run() -> list[dict[str, Any]]:
             )
         if "ctxkeeper" in rps:
             rows.append(
-                _row(
+                row(
                     f"proxy chat throughput, {CLIENTS} clients: compaction serve vs ctxkeeper",
                     value=rps["compaction serve"],
                     unit="req/s",

@@ -39,6 +39,7 @@ from compaction.messages import (
     ToolResultPart,
 )
 from compaction.tokens import ConversationCounter, TiktokenCounter, counter_for_model
+from rows import row
 
 TARGET_TOKENS = 150_000
 MODEL = "gpt-4o"
@@ -169,29 +170,6 @@ def _median_ms(action: Callable[[], object], repeat: int) -> float:
         return statistics.median(_elapsed_ms(action) for _ in range(repeat))
 
 
-def _row(
-    name: str,
-    *,
-    value: float,
-    unit: str,
-    baseline_name: str,
-    baseline_value: float,
-    budget: float,
-    ok: bool,
-) -> dict[str, Any]:
-    """One result in the shape every bench module returns."""
-    return {
-        "name": name,
-        "value": round(value, 4),
-        "unit": unit,
-        "baseline_name": baseline_name,
-        "baseline_value": round(baseline_value, 4),
-        "ratio": round(value / baseline_value, 4) if baseline_value else float("inf"),
-        "budget": budget,
-        "ok": ok,
-    }
-
-
 def run(repeat: int = 7, appends: int = 51) -> list[dict[str, Any]]:
     """Both measurements as rows. For the throughput row the budget bounds `ratio`; for the
     incremental row it bounds `value` in milliseconds."""
@@ -217,8 +195,9 @@ def run(repeat: int = 7, appends: int = 51) -> list[dict[str, Any]]:
     raw_ms, cold_ms = _best_of_pair_ms(raw_tiktoken, cold_count, repeat)
     ratio = cold_ms / raw_ms
     rows = [
-        _row(
+        row(
             "count a 150k-token conversation, cold",
+            digits=4,
             value=cold_ms,
             unit="ms",
             baseline_name="raw tiktoken encode of the same strings",
@@ -241,8 +220,9 @@ def run(repeat: int = 7, appends: int = 51) -> list[dict[str, Any]]:
 
     incremental_ms = _median_ms(recount_after_append, appends)
     rows.append(
-        _row(
+        row(
             "re-count after appending one message (cached)",
+            digits=4,
             value=incremental_ms,
             unit="ms",
             baseline_name="cold count of the same conversation",
