@@ -181,9 +181,9 @@ async def test_anthropic_over_budget_is_compacted_valid() -> None:
         assert sent["messages"][-1] == body["messages"][-1]
 
 
-async def test_responses_over_budget_is_compacted_valid() -> None:
+def responses_history(turns: int) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
-    for i in range(12):
+    for i in range(turns):
         items += [
             {
                 "type": "function_call",
@@ -198,6 +198,11 @@ async def test_responses_over_budget_is_compacted_valid() -> None:
             },
             {"role": "user", "content": f"Good. Now step {i + 1}."},
         ]
+    return items
+
+
+async def test_responses_over_budget_is_compacted_valid() -> None:
+    items = responses_history(12)
     body = {"model": "gpt-4o", "instructions": SYSTEM, "input": items, "store": False}
     async with running(compaction=POLICY) as h:
         response = await h.client.post("/v1/responses", json=body)

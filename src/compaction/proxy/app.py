@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compaction.dialects import load_payload
 from compaction.exceptions import DecodeError, InputError, StoreError
+from compaction.log import SessionLog
 from compaction.providers.base import Provider
 from compaction.proxy import recall
 from compaction.proxy.apis import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, Api, dumps
@@ -49,9 +50,10 @@ from compaction.proxy.errors import (
     stated_window,
 )
 from compaction.proxy.metrics import Metrics
+from compaction.proxy.recall_stream import relay_answering_recalls
 from compaction.proxy.sessions import SESSION_HEADER, Prepared, Sessions
 from compaction.proxy.settings import ProxySettings
-from compaction.proxy.streaming import RelayResponse, relay
+from compaction.proxy.streaming import RelayResponse, is_event_stream, relay
 from compaction.proxy.upstream import (
     is_anthropic_request,
     make_client,
@@ -68,6 +70,8 @@ logger = logging.getLogger("compaction.proxy")
 # Unstreamed answers up to this size (with a content-length) are read whole, then sent.
 WHOLE_LIMIT = 1024 * 1024
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+# Streamed answers get the recall tool only for these APIs (`compaction.proxy.recall_stream`).
+_RECALL_IN_STREAMS: frozenset[ApiName] = frozenset({"openai", "anthropic"})
 _ENDPOINTS = {api.path: api.name for api in (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES)}
 
 
@@ -223,7 +227,11 @@ class Proxy:
             if not api.stateful(payload) and api.items(payload) is not None:
                 prepared = await self._prepare(request, api, payload, body)
             stream = payload.get("stream") is True
-            offer_recall = self.settings.recall_tool and prepared.rewritten and not stream
+            offer_recall = (
+                self.settings.recall_tool
+                and prepared.rewritten
+                and (not stream or api.name in _RECALL_IN_STREAMS)
+            )
             if offer_recall:
                 prepared.body = dumps(recall.offer(api.name, json.loads(prepared.body)))
             return await self._forward(request, api, prepared, offer_recall)
@@ -278,14 +286,19 @@ class Proxy:
                     if offer_recall:
                         harder.body = dumps(recall.offer(api.name, json.loads(harder.body)))
                     response, _ = await self._open(api.name, "POST", url, headers, harder.body)
+                    prepared = harder
                     if response.status_code < 400 and not offer_recall:
                         return _relayed(response, api, self.metrics)
-                    content = await _read_all(response)
-                    prepared = harder
+                    if response.status_code >= 400:
+                        content = await _read_all(response)
             if response.status_code >= 400:
                 return _whole(response, content)
-        if offer_recall and response.status_code == 200 and not _is_stream(response):
-            return await self._answer_recalls(api, url, headers, prepared, response)
+        if offer_recall and response.status_code == 200:
+            if not _is_stream(response):
+                return await self._answer_recalls(api, url, headers, prepared, response)
+            if prepared.branch is not None and is_event_stream(response):
+                log, sent = prepared.branch.log, json.loads(prepared.body)
+                return self._relayed_answering_recalls(api, url, headers, log, sent, response)
         if _small_whole(response):
             # A complete small JSON answer: relaying it as a stream would only add a task
             # group per response; its bytes are all there already.
@@ -321,6 +334,27 @@ class Proxy:
             if response.status_code != 200:
                 break
         return _whole(response, content)
+
+    def _relayed_answering_recalls(
+        self,
+        api: Api,
+        url: str,
+        headers: list[tuple[str, str]],
+        log: SessionLog,
+        body: dict[str, Any],
+        response: httpx.Response,
+    ) -> Response:
+        """A streamed answer relayed, its recall calls answered from `log` (`body` is the
+        request it answers)."""
+
+        async def reopen(body: bytes) -> httpx.Response:
+            reply, _ = await self._open(api.name, "POST", url, headers, body)
+            return reply
+
+        events = relay_answering_recalls(
+            response, api.name, log=log, body=body, reopen=reopen, metrics=self.metrics
+        )
+        return RelayResponse(response, events, response_headers(response.headers))
 
     # -- helpers -----------------------------------------------------------------------------
 

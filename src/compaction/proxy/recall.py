@@ -3,10 +3,11 @@ by the proxy from the store's archive of everything compacted away.
 
 The proxy answers a recall itself and sends the conversation back upstream with the answer
 appended, so the client never sees the call; the exchange is not logged into the session
-(the client's history does not contain it either). Only unstreamed requests get the tool:
-answering it in a stream would mean parsing and holding back the model's output, which the
-proxy never does. A response that mixes recall with the client's own tool calls reaches the
-client with the recall calls removed (the model may ask again).
+(the client's history does not contain it either). Unstreamed answers are handled here and
+in the app; streamed ones (Chat Completions and Messages only, not Responses) by
+`compaction.proxy.recall_stream`, which holds back the rest of an answer from the recall
+call on. A response that mixes recall with the client's own tool calls reaches the client
+with the recall calls removed (the model may ask again).
 
 This module must never answer with anything but the session's own archive.
 """

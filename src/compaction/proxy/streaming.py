@@ -52,24 +52,9 @@ async def relay(
     """The response body as it arrives; SSE aligned to event boundaries, with an error event
     in the API's format if the upstream breaks off (for `api` None: just the end)."""
     events = is_event_stream(response)
-    pending = b""
     try:
-        async for chunk in response.aiter_raw():
-            if not events:
-                yield chunk
-                continue
-            data = pending + chunk if pending else chunk
-            cut = event_boundary(data)
-            if cut == len(data):
-                pending = b""
-                yield data
-            elif cut:
-                pending = data[cut:]
-                yield data[:cut]
-            else:
-                pending = data
-        if pending:
-            yield pending
+        async for chunk in whole_events(response) if events else response.aiter_raw():
+            yield chunk
     except httpx.TransportError as e:
         metrics.upstream_errors["broken_stream"] += 1
         logger.warning("upstream response broke off: %s", type(e).__name__)
@@ -79,6 +64,25 @@ async def relay(
                 f"the upstream connection broke off mid-stream ({type(e).__name__})",
                 code="upstream_disconnected",
             )
+
+
+async def whole_events(response: httpx.Response) -> AsyncIterator[bytes]:
+    """An event stream's body as it arrives, in chunks that each end on an event boundary
+    (only the very last may not, if the upstream ended mid-event). Transport errors pass."""
+    pending = b""
+    async for chunk in response.aiter_raw():
+        data = pending + chunk if pending else chunk
+        cut = event_boundary(data)
+        if cut == len(data):
+            pending = b""
+            yield data
+        elif cut:
+            pending = data[cut:]
+            yield data[:cut]
+        else:
+            pending = data
+    if pending:
+        yield pending
 
 
 class RelayResponse(StreamingResponse):
