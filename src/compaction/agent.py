@@ -35,7 +35,9 @@ from compaction.exceptions import (
 )
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message, TextPart, ToolCallPart, ToolResultPart
+from compaction.providers.anthropic import messages_tool
 from compaction.providers.base import Completion, CompletionRequest, Provider, Usage
+from compaction.providers.openai import chat_tool
 from compaction.store import open_store
 from compaction.tools import Tool, ToolOutcome, make_tool, resolve_tools
 from compaction.workflow import AgentConfig, WorkflowConfig
@@ -52,8 +54,6 @@ __all__ = [
     "build_provider",
     "summarizer_provider",
 ]
-
-LLM_STRATEGIES = ("summarize", "sequence")
 
 
 def build_provider(agent: AgentConfig, *, model: str | None = None) -> Provider:
@@ -85,7 +85,7 @@ def summarizer_provider(
 ) -> Provider | None:
     """The provider that writes summaries, when the agent's strategies need one: the
     `summarizer` agent's endpoint (or the agent's own) with the compaction model."""
-    if not any(s.kind in LLM_STRATEGIES for s in agent.compact.strategies):
+    if not agent.compact.summarizer_strategies:
         return None
     owner = (workflow.summarizer_for(agent) if workflow is not None else None) or agent
     return build_provider(owner, model=agent.compact.model or owner.model)
@@ -359,19 +359,5 @@ class Orchestrator:
 
     def _wire_tools(self) -> tuple[dict[str, Any], ...]:
         """The tool schemas as the provider receives them, so counts include them."""
-        if self.dialect == "anthropic":
-            return tuple(
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in self.tools.values()
-            )
-        return tuple(
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                },
-            }
-            for t in self.tools.values()
-        )
+        declare = messages_tool if self.dialect == "anthropic" else chat_tool
+        return tuple(declare(t.spec) for t in self.tools.values())

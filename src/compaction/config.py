@@ -163,6 +163,12 @@ class CompactionConfig(BaseModel):
             data = data["compact"]
         return cls.from_dict(data, source=str(path))
 
+    @property
+    def summarizer_strategies(self) -> tuple[str, ...]:
+        """The kinds of the configured strategies that call the compaction model (a
+        compactor running them needs a summarizer provider)."""
+        return tuple(s.kind for s in self.strategies if s.needs_summarizer)
+
     def with_overrides(self, **changes: Any) -> CompactionConfig:
         """A copy with `changes` applied (None values are ignored), validated again."""
         merged = self.model_dump(exclude_unset=True)

@@ -31,7 +31,6 @@ from compaction.providers.base import Provider
 from compaction.proxy.settings import DEFAULT_MAX_BODY_BYTES
 from compaction.store import store_location
 
-LLM_STRATEGIES = ("summarize", "sequence")
 TRIGGERS = ("token_threshold", "window_fraction", "turn_threshold", "message_threshold")
 
 
@@ -56,7 +55,7 @@ def summarizer_for(
     policy: CompactionConfig, provider: str, base_url: str | None, key: str | None
 ) -> Provider | None:
     """The summarizer the policy's LLM strategies need (None when they need none)."""
-    if not any(s.kind in LLM_STRATEGIES for s in policy.strategies):
+    if not policy.summarizer_strategies:
         return None
     if not policy.model:
         raise click.UsageError(

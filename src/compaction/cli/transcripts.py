@@ -28,7 +28,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("openai", "anthropic", "responses", "traj")
 STRATEGY_NAMES = ("mask", "digest", "summarize", "sequence", "truncate")
-LLM_STRATEGIES = {"summarize", "sequence"}
 PROVIDERS = ("openai", "anthropic")
 
 
@@ -268,7 +267,7 @@ def compact_command(
         tokenizer_model=tokenizer_model,
         instructions=instructions,
     )
-    wants_llm = {s.kind for s in config.strategies} & LLM_STRATEGIES
+    wants_llm = set(config.summarizer_strategies)
     if wants_llm and provider is None:
         raise click.UsageError(
             f"the {', '.join(sorted(wants_llm))} strategy needs a summarizer: give --provider"

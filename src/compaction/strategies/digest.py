@@ -41,6 +41,7 @@ class DigestStrategy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     last_resort: ClassVar[bool] = False
+    needs_summarizer: ClassVar[bool] = False
 
     kind: Literal["digest"] = "digest"
     user_chars: int = Field(

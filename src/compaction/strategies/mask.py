@@ -31,6 +31,7 @@ class MaskStrategy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     last_resort: ClassVar[bool] = False
+    needs_summarizer: ClassVar[bool] = False
 
     kind: Literal["mask"] = "mask"
     min_chars: int = Field(default=300, ge=0, description="Outputs shorter than this stay.")

@@ -71,6 +71,8 @@ class _Made:
 class _LLMStrategy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     last_resort: ClassVar[bool] = False
+    # Calls the compaction model: a compactor needs a summarizer provider to run it.
+    needs_summarizer: ClassVar[bool] = True
     fallback: Literal["digest", "none"] = "digest"
     instructions: str | None = None
 

@@ -38,6 +38,7 @@ class TruncateStrategy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     # Runs only after every other strategy had its chance, recent tail included.
     last_resort: ClassVar[bool] = True
+    needs_summarizer: ClassVar[bool] = False
 
     kind: Literal["truncate"] = "truncate"
 
