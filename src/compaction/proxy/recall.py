@@ -19,7 +19,11 @@ from typing import Any, Final
 
 from compaction.exceptions import CompactionError
 from compaction.log import SessionLog
+from compaction.providers.anthropic import messages_tool
+from compaction.providers.base import ToolSpec
+from compaction.providers.openai import chat_tool
 from compaction.proxy.errors import ApiName
+from compaction.store import searchable_text
 
 NAME: Final = "recall"
 MAX_ROUNDS: Final = 3
@@ -38,19 +42,13 @@ PARAMETERS: Final = {
 
 
 def tool_schema(api: ApiName) -> dict[str, Any]:
+    spec = ToolSpec(NAME, DESCRIPTION, PARAMETERS)
     if api == "anthropic":
-        return {"name": NAME, "description": DESCRIPTION, "input_schema": PARAMETERS}
+        return messages_tool(spec)
     if api == "responses":
-        return {
-            "type": "function",
-            "name": NAME,
-            "description": DESCRIPTION,
-            "parameters": PARAMETERS,
-        }
-    return {
-        "type": "function",
-        "function": {"name": NAME, "description": DESCRIPTION, "parameters": PARAMETERS},
-    }
+        # Responses declares a function tool flat: the Chat Completions declaration unwrapped.
+        return {"type": "function", **chat_tool(spec)["function"]}
+    return chat_tool(spec)
 
 
 def offer(api: ApiName, body: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +109,7 @@ def answer(log: SessionLog, arguments: dict[str, Any]) -> str:
         seq = arguments.get("seq")
         if isinstance(seq, int) and not isinstance(seq, bool):
             message = log.original(seq)
-            return f"message {seq} ({message.role}):\n{_message_text(message)}"
+            return f"message {seq} ({message.role}):\n{searchable_text(message)}"
         query = arguments.get("query")
         if not isinstance(query, str) or not query.strip():
             return "recall needs a `query` (words to look for) or a `seq` number."
@@ -122,17 +120,6 @@ def answer(log: SessionLog, arguments: dict[str, Any]) -> str:
         return f"nothing compacted away matches {query!r}."
     lines = [f"seq {h.seq} ({h.role}): {h.snippet}" for h in hits]
     return "\n".join(lines) + "\n(call recall with `seq` for a whole message)"
-
-
-def _message_text(message: Any) -> str:
-    parts = []
-    for part in message.parts:
-        text = getattr(part, "text", None)
-        if text:
-            parts.append(text)
-        elif getattr(part, "kind", None) == "tool_call":
-            parts.append(f"[call {part.name}({part.arguments})]")
-    return "\n".join(parts)
 
 
 def continued(
