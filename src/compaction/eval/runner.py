@@ -90,7 +90,6 @@ __all__ = [
 ]
 
 KINDS: Final = ("mask", "digest", "summarize", "sequence", "truncate")
-LLM_KINDS: Final = frozenset({"summarize", "sequence"})
 PRESETS: Final[Mapping[str, tuple[str, ...]]] = {
     "default": ("mask", "digest", "truncate"),
     "summarize": ("mask", "summarize", "truncate"),
@@ -131,7 +130,7 @@ class Pipeline:
 
     @property
     def uses_llm(self) -> bool:
-        return any(k in LLM_KINDS for k in self.kinds)
+        return any(s.needs_summarizer for s in self.strategies())
 
     def strategies(self) -> tuple[Strategy, ...]:
         return tuple(_STRATEGY.validate_python({"kind": k}) for k in self.kinds)
