@@ -60,7 +60,11 @@ def test_mask_runs_first_and_keeps_the_recent_tail() -> None:
     assert len(result.conversation) == len(conversation), "mask never drops a message"
     assert result.conversation.messages[-6:] == conversation.messages[-6:]
     placeholder = masked[0][1].tool_results[0].text
-    assert "read_file `src/mod_0.py`" in placeholder
+    index = masked[0][0]
+    path = conversation.messages[index - 1].tool_calls[0].parsed_arguments()["path"]  # type: ignore[index]
+    assert f"read_file `{path}`" in placeholder
+    # Only as many outputs as the target needs are masked, the largest first.
+    assert result.receipt.tokens_after >= 0.9 * result.receipt.target_tokens  # type: ignore[operator]
     handle = placeholder.split("original kept as ")[1].split("]")[0]
     original = result.receipt.archive[handle]
     assert original.tool_results[0].text == conversation.messages[masked[0][0]].tool_results[0].text

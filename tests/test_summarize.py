@@ -71,9 +71,9 @@ def test_structured_summary_replaces_all_but_the_recent_tail() -> None:
     for expected in (
         "## Summary",
         GOOD["summary"],
-        "## Facts to remember",
+        "## Notes by the assistant",
         "- KeyError: 'session_id' is still open",
-        "## Outstanding to-dos",
+        "## To-dos",
         "- rerun the login test",
         "src/mod_3.py (modified)",
         "not by the user",

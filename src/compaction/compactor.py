@@ -32,8 +32,9 @@ from compaction.messages import (
 )
 from compaction.providers.base import Provider
 from compaction.serialize import message_to_dict
-from compaction.strategies import StepReport, Strategy, Workspace
+from compaction.strategies import StepReport, Workspace
 from compaction.strategies.base import Removal, Slot
+from compaction.strategies.pipeline import run_pipeline
 from compaction.summarize.llm import Summarizer, load_template
 from compaction.tokens import ConversationCounter, context_window
 from compaction.triggers import Decision, should_compact
@@ -331,7 +332,7 @@ class Compactor:
             result,
             after,
             steps=steps,
-            removed=sorted(set(work.removed)),
+            removed=work.removed,
             archive=work.archive,
             summaries=summaries,
             protected_tokens=protected_tokens,
@@ -361,7 +362,7 @@ class Compactor:
         )
         live = live_exchange(messages, groups)
         slots = [
-            Slot(m, (i,), counts[i], i in protected, i >= recent_start, i in live)
+            Slot(m, range(i, i + 1), counts[i], i in protected, i >= recent_start, i in live)
             for i, m in enumerate(messages)
         ]
         overhead = total - sum(counts)
@@ -374,35 +375,6 @@ class Compactor:
         )
         work.known_groups(groups)
         return work
-
-
-def run_pipeline(work: Workspace, strategies: Sequence[Strategy]) -> list[StepReport]:
-    """Run strategies until the target is met, reaching further each round: the old part,
-    then the recent tail; last-resort strategies (truncate) only after every other one had
-    both chances; and the latest tool exchange (results the model has not read yet) only
-    when nothing else is left to compact to meet the target."""
-    steps: list[StepReport] = []
-    ordinary = [s for s in strategies if not s.last_resort]
-    last = [s for s in strategies if s.last_resort]
-    rounds = (
-        (ordinary, False, False),
-        (ordinary, True, False),
-        (last, False, False),
-        (last, True, False),
-        (ordinary, True, True),
-    )
-    for stage, reach_recent, reach_live in rounds:
-        if work.fits() or (reach_recent and work.target is None):
-            continue
-        work.reach_recent = reach_recent
-        # Without a target there is nothing to keep the latest exchange for: one pass over
-        # everything compactable, as `keep_recent_n` and the protections allow.
-        work.reach_live = reach_live or work.target is None
-        for strategy in stage:
-            if work.fits():
-                break
-            steps.append(strategy.apply(work))
-    return steps
 
 
 def live_exchange(messages: tuple[Message, ...], groups: Sequence[Group] | None = None) -> set[int]:
@@ -424,6 +396,10 @@ def protected_indices(messages: tuple[Message, ...], config: CompactionConfig) -
     live = live_turn_index(messages)
     if live is not None:
         protected.add(live)
+    if messages and not messages[-1].tool_results:
+        # The newest message (often the final answer) stays verbatim; results the model is
+        # about to read are the live exchange, shortened only as the very last resort.
+        protected.add(len(messages) - 1)
     if config.pin.first_user_message:
         first = next((i for i, m in enumerate(messages) if m.is_user_turn), None)
         if first is not None:

@@ -11,6 +11,7 @@ from pydantic import Field
 from compaction.strategies.base import Removal, Slot, StepReport, Workspace
 from compaction.strategies.digest import DigestStrategy
 from compaction.strategies.mask import MaskStrategy
+from compaction.strategies.pipeline import CompactionStrategy, run_pipeline
 from compaction.strategies.summarize import SequenceStrategy, SummarizeStrategy
 from compaction.strategies.truncate import TruncateStrategy
 
@@ -20,6 +21,7 @@ Strategy: TypeAlias = Annotated[
 ]
 
 __all__ = [
+    "CompactionStrategy",
     "DigestStrategy",
     "MaskStrategy",
     "Removal",
@@ -30,4 +32,5 @@ __all__ = [
     "SummarizeStrategy",
     "TruncateStrategy",
     "Workspace",
+    "run_pipeline",
 ]

@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from compaction.messages import Group, Message, SummaryPart, group_messages
 
@@ -22,14 +22,30 @@ if TYPE_CHECKING:
     from compaction.summarize.llm import Summarizer
 
 
+class Resizable(Protocol):
+    """A summary that can be rendered again into more or less room."""
+
+    def render(self, budget: int | None) -> Message:
+        """The summary in at most `budget` tokens (None: in full). It may exceed a budget
+        too small for its shortest form, which is never empty."""
+        ...
+
+
 @dataclass(slots=True)
 class Slot:
+    """One message of the compaction in progress. `origin` is the range of input indices it
+    stands for (slots stay in input order, so a replaced span's origins are one range)."""
+
     message: Message
-    origin: tuple[int, ...]
+    origin: range
     tokens: int
     protected: bool = False
     recent: bool = False
     live: bool = False  # part of the latest tool exchange, which the model is about to read
+    # A summary that can shrink or grow (see `Resizable`), and the message a masked slot
+    # held before (which the pipeline may give back when room is left).
+    resizable: Resizable | None = None
+    unmasked: Message | None = None
 
 
 @dataclass
@@ -109,7 +125,9 @@ class Workspace:
     reach_live: bool = False
     summarizer: Summarizer | None = None
     archive: dict[str, Message] = field(default_factory=dict)
-    removed: list[Removal] = field(default_factory=list)
+    # One record per input message, the first time it is replaced (a summary replaced again
+    # records nothing more: its originals are recorded already), so bookkeeping stays linear.
+    _removed: dict[int, Removal] = field(default_factory=dict)
     _total: int = 0
     # Slots change shape only in `replace_span` (a message swapped for another of its kind
     # keeps its group), so the groups are computed again only after one.
@@ -162,13 +180,21 @@ class Workspace:
             runs.append(current)
         return runs
 
+    @property
+    def removed(self) -> list[Removal]:
+        """What was replaced, by input index."""
+        return sorted(self._removed.values())
+
     def remember(self, index: int, action: str) -> list[str]:
-        """Archive the originals behind slot `index`; return their handles."""
+        """Archive the original behind slot `index`; return its handle."""
         slot = self.slots[index]
-        handle = handle_for(slot.message)
-        self.archive.setdefault(handle, slot.message)
-        for origin in slot.origin:
-            self.removed.append(Removal(origin, handle, action))
+        original = slot.unmasked or slot.message
+        handle = handle_for(original)
+        self.archive.setdefault(handle, original)
+        # A slot standing for several inputs was made by this compaction from slots whose
+        # originals are recorded already.
+        if len(slot.origin) == 1 and slot.origin[0] not in self._removed:
+            self._removed[slot.origin[0]] = Removal(slot.origin[0], handle, action)
         return [handle]
 
     def replace(self, index: int, message: Message, action: str) -> None:
@@ -177,7 +203,29 @@ class Workspace:
         self.remember(index, action)
         tokens = self.measure(message)
         self._total += tokens - slot.tokens
-        self.slots[index] = dataclasses.replace(slot, message=message, tokens=tokens)
+        unmasked = (slot.unmasked or slot.message) if action == "masked" else None
+        self.slots[index] = dataclasses.replace(
+            slot, message=message, tokens=tokens, unmasked=unmasked
+        )
+
+    def unmask(self, index: int) -> None:
+        """Give a masked slot its message back (the pipeline does, when room is left)."""
+        slot = self.slots[index]
+        if slot.unmasked is None:
+            return
+        tokens = self.measure(slot.unmasked)
+        self._total += tokens - slot.tokens
+        self.slots[index] = dataclasses.replace(
+            slot, message=slot.unmasked, tokens=tokens, unmasked=None
+        )
+        for origin in slot.origin:
+            self._removed.pop(origin, None)
+
+    def resize(self, index: int, budget: int | None) -> None:
+        """Render a resizable summary again into `budget` tokens (None: in full)."""
+        slot = self.slots[index]
+        if slot.resizable is not None:
+            self.swap(index, slot.resizable.render(budget))
 
     def swap(self, index: int, message: Message) -> None:
         """Swap a slot's message for another rendering of the same content (not archived)."""
@@ -186,20 +234,30 @@ class Workspace:
         self._total += tokens - slot.tokens
         self.slots[index] = dataclasses.replace(slot, message=message, tokens=tokens)
 
-    def replace_span(self, start: int, stop: int, messages: Sequence[Message], action: str) -> None:
-        """Replace slots `start:stop` by `messages` (which stand for all of their origins)."""
-        origin: list[int] = []
+    def replace_span(
+        self,
+        start: int,
+        stop: int,
+        messages: Sequence[Message],
+        action: str,
+        *,
+        resizable: Resizable | None = None,
+    ) -> None:
+        """Replace slots `start:stop` by `messages` (which stand for all of their origins);
+        `resizable` renders the (single) new message again into other sizes."""
         for i in range(start, stop):
             self.remember(i, action)
-            origin.extend(self.slots[i].origin)
             self._total -= self.slots[i].tokens
+        origin = range(self.slots[start].origin.start, self.slots[stop - 1].origin.stop)
         recent = any(self.slots[i].recent for i in range(start, stop))
         live = any(self.slots[i].live for i in range(start, stop))
         new_slots = []
         for message in messages:
             tokens = self.measure(message)
             self._total += tokens
-            new_slots.append(Slot(message, tuple(origin), tokens, False, recent, live))
+            new_slots.append(
+                Slot(message, origin, tokens, False, recent, live, resizable=resizable)
+            )
         self.slots[start:stop] = new_slots
         self._groups = None
 
@@ -214,3 +272,15 @@ class Workspace:
 
     def span_tokens(self, start: int, stop: int) -> int:
         return sum(self.slots[i].tokens for i in range(start, stop))
+
+    def marker_needed(self, index: int) -> bool:
+        """Whether the dialect's rules need the summary or marker at `index`: Anthropic's,
+        when without it the conversation would start with an assistant message or put two
+        assistant messages side by side."""
+        if self.dialect != "anthropic":
+            return False
+        before = [s.message.role for s in self.slots[:index] if s.message.role != "system"]
+        after = self.slots[index + 1].message.role if index + 1 < len(self.slots) else None
+        if not before:
+            return after != "user"
+        return before[-1] == "assistant" and after == "assistant"

@@ -1,43 +1,96 @@
 """`digest`: an older span becomes one structured summary, with no LLM call.
 
-The summary is the span's ledger (see `compaction.summarize.ledger`): the user's words
-verbatim, files, commands and outcomes, open errors, test status, decisions, to-dos and
-values the user changed. An earlier summary inside the span is parsed and merged, so facts
-survive repeated compactions. Spans are whole groups, so tool calls and results never part.
+The summary is the span's ledger (see `compaction.summarize.digest`): the user's words
+verbatim, values the user set, files, errors and how they were fixed, test status, standing
+decisions, to-dos, commands, the assistant's telling sentences. An earlier summary inside the
+span is merged, so facts survive repeated compactions. The digest renders into the room it
+is given, by priority, and can always shrink (fewer, shorter lines) instead of being dropped.
+Spans are whole groups, so tool calls and results never part.
 This strategy must never touch protected messages and must stay byte-for-byte deterministic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compaction.messages import Group, Message, SummaryPart, summary_header
+from compaction.messages import Group, Message
 from compaction.strategies.base import StepReport, Workspace
-from compaction.summarize.ledger import (
-    LEVELS,
+from compaction.summarize.digest import (
     Ledger,
     LedgerBuilder,
-    Limits,
-    extract_ledger,
-    render_ledger,
+    envelope_chars,
+    parse_ledger,
+    render,
+    summary_message,
 )
 
 _PROBES = 8
+# Below this many tokens of room a digest uses the one-line preamble.
+_SHORT_BELOW = 400
 
 
-def digest_message(ledger: Ledger, count: int, limits: Limits) -> Message:
-    """The summary message for a ledger standing for `count` original messages."""
-    body = render_ledger(ledger, limits)
-    text = f"{summary_header(count, len(body))}\n{body}"
-    return Message("user", (SummaryPart(text, count),))
+@dataclass
+class DigestRendering:
+    """A ledger rendered into any number of tokens: in full, or the items that fit by
+    priority. Never empty: the shortest rendering keeps one item."""
+
+    ledger: Ledger
+    count: int
+    measure: Callable[[Message], int]
+    _full: Message | None = field(default=None, repr=False)
+    _full_tokens: int = 0
+
+    def full(self) -> Message:
+        if self._full is None:
+            self._full = summary_message(render(self.ledger), self.count)
+            self._full_tokens = self.measure(self._full)
+        return self._full
+
+    def render(self, budget: int | None) -> Message:
+        full = self.full()
+        if budget is None or self._full_tokens <= budget:
+            return full
+        short = budget < _SHORT_BELOW
+        per_token = max(len(full.text), 1) / max(self._full_tokens, 1)
+        chars = int(budget * per_token) - envelope_chars(self.count, short=short)
+        message = full
+        for _ in range(6):
+            message = summary_message(render(self.ledger, max(chars, 0)), self.count, short=short)
+            tokens = self.measure(message)
+            if tokens <= budget or chars <= 0:
+                return message
+            chars -= int((tokens - budget) * per_token) + 8
+        return message
+
+
+def ledger_of(work: Workspace, index: int, builder: LedgerBuilder) -> None:
+    """Feed slot `index` to `builder`: a summary this compaction made merges as its ledger
+    (whatever size it was rendered at), anything else is read as a message."""
+    slot = work.slots[index]
+    resizable = slot.resizable
+    if isinstance(resizable, DigestRendering):
+        builder.ledger = builder.ledger.merge(resizable.ledger)
+        builder.ledger.messages += resizable.count - 1
+        return
+    builder.add(slot.message)
+
+
+def resizable_for(work: Workspace, index: int, user_chars: int = 1200) -> DigestRendering:
+    """A rendering of the summary at slot `index`: its own, or one of its parsed text."""
+    slot = work.slots[index]
+    if isinstance(slot.resizable, DigestRendering):
+        return slot.resizable
+    ledger = parse_ledger(slot.message.text, user_chars=user_chars)
+    return DigestRendering(ledger, work.stands_for(index), work.measure)
 
 
 class DigestStrategy(BaseModel):
-    """Replace the oldest compactable span by its ledger, as small a span as meets the target."""
+    """Replace the oldest compactable span by its ledger, as small a span as meets the target,
+    rendered into the room the rest leaves."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     last_resort: ClassVar[bool] = False
@@ -50,52 +103,46 @@ class DigestStrategy(BaseModel):
 
     def apply(self, work: Workspace) -> StepReport:
         before = work.total()
-        made: list[tuple[int, list[Message], int]] = []  # (slot, span replaced, its count)
+        replaced = made = 0
         shift = 0
         for run in work.compactable_runs():
             if work.fits():
                 break
             shifted = [Group(g.start - shift, g.stop - shift, g.pinned) for g in run]
+            if len(shifted) == 1 and work.slots[shifted[0].start].message.is_summary:
+                continue  # only an earlier summary: nothing new to fold in
             start = shifted[0].start
-            stop, summary = self._choose(work, shifted)
-            span = [work.slots[i].message for i in range(start, stop)]
-            count = sum(work.stands_for(i) for i in range(start, stop))
-            work.replace_span(start, stop, [summary], "digested")
-            made.append((start, span, count))
+            stop, rendering = self._choose(work, shifted)
+            room = (
+                None
+                if work.target is None
+                else work.target - (work.total() - work.span_tokens(start, stop))
+            )
+            summary = rendering.render(None if room is None else max(room, 0))
+            work.replace_span(start, stop, [summary], "digested", resizable=rendering)
+            replaced += rendering.count
+            made += 1
             shift += stop - start - 1
-        # Shrinking summaries loses old facts; do it only once the recent tail had its turn.
-        ledgers: list[Ledger] = []
-        for level in range(1, len(LEVELS)):
-            if work.fits() or work.target is None or not work.reach_recent:
-                break
-            if not ledgers:
-                ledgers = [extract_ledger(span, user_chars=self.user_chars) for _, span, _ in made]
-            for (index, _, count), ledger in zip(made, ledgers, strict=True):
-                work.swap(index, digest_message(ledger, count, self._level(level)))
-        replaced = sum(count for _, _, count in made)
         return StepReport(
-            self.kind, before, work.total(), replaced, f"{replaced} messages → {len(made)} digests"
+            self.kind, before, work.total(), replaced, f"{replaced} messages → {made} digests"
         )
 
-    def _level(self, level: int) -> Limits:
-        limits = LEVELS[level]
-        if level == 0 and self.user_chars != limits.user_chars:
-            return replace(limits, user_chars=self.user_chars)
-        return limits
-
-    def _digests(self, work: Workspace, run: list[Group], ks: Sequence[int]) -> dict[int, Message]:
-        """For each k in `ks`, the digest of the first k groups of `run`. One pass over the
+    def _renderings(
+        self, work: Workspace, run: list[Group], ks: Sequence[int]
+    ) -> dict[int, DigestRendering]:
+        """For each k in `ks`, the rendering of the first k groups of `run`. One pass over the
         run, whatever the number of k."""
         wanted = set(ks)
         builder = LedgerBuilder(user_chars=self.user_chars)
-        out: dict[int, Message] = {}
+        out: dict[int, DigestRendering] = {}
         count = 0
         for k, group in enumerate(run[: max(wanted)], start=1):
             for i in group.indices():
-                builder.add(work.slots[i].message)
+                ledger_of(work, i, builder)
                 count += work.stands_for(i)
             if k in wanted:
-                out[k] = digest_message(builder.ledger, count, self._level(0))
+                snapshot = builder.ledger.merge(Ledger(builder.ledger.sections))
+                out[k] = DigestRendering(snapshot, count, work.measure)
         return out
 
     @staticmethod
@@ -103,20 +150,19 @@ class DigestStrategy(BaseModel):
         """Total tokens if the first k groups of `run` became a digest of `tokens` tokens."""
         return work.total() - work.span_tokens(run[0].start, run[k - 1].stop) + tokens
 
-    def _choose(self, work: Workspace, run: list[Group]) -> tuple[int, Message]:
-        """The end of the shortest prefix of `run` whose digest meets the target (all of it when
-        none does, or when there is no target), and that digest."""
+    def _choose(self, work: Workspace, run: list[Group]) -> tuple[int, DigestRendering]:
+        """The end of the shortest prefix of `run` whose full digest meets the target (all of
+        it when none does, or when there is no target), and its rendering."""
         whole = len(run)
-        full = self._digests(work, run, [whole])[whole]
-        full_tokens = work.measure(full)
+        full = self._renderings(work, run, [whole])[whole]
+        full_message = full.full()
+        full_tokens = work.measure(full_message)
         full_cost = self._cost(work, run, whole, full_tokens)
         if work.target is None or full_cost > work.target:
             return run[-1].stop, full
         # Bracket the answer by arithmetic: a prefix must remove at least the excess (low), and
         # removing the excess plus the whole run's digest is almost always enough (high), since
         # a shorter span digests shorter. Then try a few prefixes in between, in one pass.
-        start = run[0].start
-        full_digest = full_cost - (work.total() - work.span_tokens(start, run[-1].stop))
         excess = work.total() - work.target
         removed = 0
         low = high = whole
@@ -124,20 +170,21 @@ class DigestStrategy(BaseModel):
             removed += work.span_tokens(group.start, group.stop)
             if low == whole and removed >= excess:
                 low = k
-            if removed >= excess + full_digest:
+            if removed >= excess + full_tokens:
                 high = k
                 break
         step = max((high - low) // _PROBES, 1)
         candidates = sorted({*range(low, high, step), high})
-        tried = self._digests(work, run, candidates)
+        tried = self._renderings(work, run, candidates)
         # Tokenizing every candidate would cost more than the rest of the search: estimate
         # each from its length at the full digest's tokens-per-char, tokenize only the ones
         # that may fit, and accept only an exact fit.
-        per_char = full_tokens / max(len(full.text), 1)
+        per_char = full_tokens / max(len(full_message.text), 1)
         for k in candidates:
-            summary = tried[k]
-            if self._cost(work, run, k, int(len(summary.text) * per_char * 0.9)) > work.target:
+            rendering = tried[k]
+            message = rendering.full()
+            if self._cost(work, run, k, int(len(message.text) * per_char * 0.9)) > work.target:
                 continue
-            if self._cost(work, run, k, work.measure(summary)) <= work.target:
-                return run[k - 1].stop, summary
+            if self._cost(work, run, k, work.measure(message)) <= work.target:
+                return run[k - 1].stop, rendering
         return run[-1].stop, full

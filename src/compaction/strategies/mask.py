@@ -1,9 +1,11 @@
 """`mask`: old tool results become a short placeholder; the original goes to the archive.
 
-The placeholder keeps what a reader needs to carry on: the tool, the size, the outcome, the
-error lines, and the handle under which the original can be recalled. The tool call and its
-result stay paired (only the result's content changes), so the transcript stays valid.
-This strategy must never drop a message or touch a protected or recent one.
+The placeholder keeps what a reader needs to carry on: the tool and its argument, the size,
+the outcome, the error lines, the test summary, identifiers, and the handle under which the
+original can be recalled. The tool call and its result stay paired (only the result's content
+changes), so the transcript stays valid. Outputs are masked largest gain first, and only as
+many as the target needs. This strategy must never drop a message or touch a protected or
+recent one.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from compaction.messages import (
     ToolResultPart,
 )
 from compaction.strategies.base import StepReport, Workspace, handle_for
-from compaction.summarize import signals
-
-MASK_PREFIX = "[tool output masked:"
+from compaction.summarize import signals, tools
+from compaction.summarize.digest import MASK_PREFIX, Placeholder, write_placeholder
 
 
 class MaskStrategy(BaseModel):
-    """Replace old tool outputs (oldest first) by placeholders until the target is met."""
+    """Replace old tool outputs by placeholders, largest saving first, until the target is
+    met (with no target: every old output)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     last_resort: ClassVar[bool] = False
@@ -40,18 +42,23 @@ class MaskStrategy(BaseModel):
     def apply(self, work: Workspace) -> StepReport:
         before = work.total()
         calls: dict[str, ToolCallPart] = {}
-        affected = 0
+        candidates: list[tuple[int, int, Message]] = []  # (-gain, index, masked)
         for index, slot in enumerate(work.slots):
             for call in slot.message.tool_calls:
                 calls[call.id] = call
-            if work.fits():
-                break
             if not work.compactable(index) or not slot.message.tool_results:
                 continue
             masked = self.mask_message(slot.message, calls)
             if masked is not None:
-                work.replace(index, masked, "masked")
-                affected += 1
+                gain = slot.tokens - work.measure(masked)
+                if gain > 0:
+                    candidates.append((-gain, index, masked))
+        affected = 0
+        for _, index, masked in sorted(candidates):
+            if work.fits():
+                break
+            work.replace(index, masked, "masked")
+            affected += 1
         return StepReport(self.kind, before, work.total(), affected, f"{affected} outputs masked")
 
     def mask_message(self, message: Message, calls: dict[str, ToolCallPart]) -> Message | None:
@@ -94,28 +101,39 @@ class MaskStrategy(BaseModel):
         """The text standing in for `part`; `handle` names the archived original message."""
         text = part.text
         outcome, errors = signals.outcome_of(text, is_error=part.is_error)
+        status = tools.command_exit_status(call.name if call else None, text)
+        if status is not None:
+            outcome = "ok" if status == 0 else f"exit {status}"
         lines = text.count("\n") + 1 if text else 0
         images = sum(1 for p in part.content if isinstance(p, ImagePart))
         what = call.name if call is not None else "tool"
         if call is not None:
-            arguments = call.parsed_arguments() or {}
-            target = signals.command_of(call.name, arguments) or next(
-                (
-                    str(arguments[k])
-                    for k in ("path", "file", "filename", "pattern")
-                    if k in arguments
-                ),
-                "",
-            )
+            target = _target_of(call)
             if target:
                 what += f" `{signals.clip(target, 100)}`"
         size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
-        head = f"{MASK_PREFIX} {what}; {size}; {outcome}; original kept as {handle}]"
-        detail = [f"! {e}" for e in errors[: self.max_error_lines]]
-        found = signals.identifiers(text, limit=6)
-        if found:
-            detail.append("ids: " + ", ".join(found))
-        status = signals.test_summary(text)
-        if status:
-            detail.append(f"tests: {status}")
-        return "\n".join([head, *detail])
+        return write_placeholder(
+            Placeholder(
+                what,
+                size,
+                outcome,
+                handle,
+                tuple(errors[: self.max_error_lines]),
+                signals.identifiers(text, limit=6),
+                signals.test_summary(text),
+            )
+        )
+
+
+def _target_of(call: ToolCallPart) -> str:
+    """What a call acted on, for the placeholder: its command, else its file or pattern."""
+    actions = tools.actions_of_call(call.name, call.parsed_arguments() or {})
+    for action in actions:
+        if action.kind == "command" and action.command:
+            return action.command
+    for action in actions:
+        if action.path:
+            return action.path
+        if action.kind == "search" and action.text:
+            return action.text
+    return ""

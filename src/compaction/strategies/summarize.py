@@ -14,58 +14,31 @@ must never lose a message: every replaced original goes to the archive.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from compaction.exceptions import ProviderError
-from compaction.messages import Group, Message, SummaryPart, summary_header
+from compaction.messages import Group
 from compaction.strategies.base import StepReport, Workspace
-from compaction.strategies.digest import digest_message
-from compaction.summarize.ledger import (
-    CLOSE_TAG,
-    H_FACTS,
-    H_NEXT,
-    H_SUMMARY,
-    LEVELS,
-    OPEN_TAG,
-    PREAMBLE,
-    Ledger,
-    Limits,
-    bounded_user_text,
-    extract_ledger,
-    indented,
-    ledger_sections,
-)
+from compaction.strategies.digest import DigestRendering, ledger_of
+from compaction.summarize.digest import Ledger, LedgerBuilder
 from compaction.summarize.llm import Kind, SummaryResult
 
 
-def llm_summary_message(
-    result: SummaryResult, ledger: Ledger, count: int, limits: Limits
-) -> Message:
-    """The summary message: the model's summary, facts and open steps, then the ledger."""
-    # The model already merged any earlier summary; its prose need not be repeated.
-    ledger = replace(ledger, narrative=[])
-    lines = [OPEN_TAG, PREAMBLE, "", H_SUMMARY, *indented(result.summary)]
-    if result.facts:
-        lines += ["", H_FACTS, *(f"- {fact}" for fact in result.facts)]
-    if result.next_steps:
-        lines += ["", H_NEXT, *(f"- {step}" for step in result.next_steps)]
-    lines += [*ledger_sections(ledger, limits), CLOSE_TAG]
-    body = "\n".join(lines)
-    text = f"{summary_header(count, len(body))}\n{body}"
-    return Message("user", (SummaryPart(text, count),))
-
-
-@dataclass(frozen=True)
-class _Made:
-    """A summary a strategy put at slot `index` (`result` None: the digest stood in)."""
-
-    index: int
-    result: SummaryResult | None
-    ledger: Ledger
-    count: int
+def with_model_summary(ledger: Ledger, result: SummaryResult) -> Ledger:
+    """The ledger with the model's summary (as the summary prose), its facts (as notes) and
+    its next steps (as to-dos) merged in."""
+    merged = ledger.merge(Ledger(ledger.sections))
+    merged.state("narrative").texts[:] = [result.summary.strip()] if result.summary.strip() else []
+    notes = merged.sections[[s.name for s in merged.sections].index("notes")]
+    for fact in result.facts:
+        notes.parse(merged.state("notes"), fact)
+    todos = merged.state("todos")
+    for step in result.next_steps:
+        if step not in todos.prose:
+            todos.prose.append(step)
+    return merged
 
 
 class _LLMStrategy(BaseModel):
@@ -78,16 +51,24 @@ class _LLMStrategy(BaseModel):
 
     def _replace(
         self, work: Workspace, start: int, stop: int, kind: Kind, report: StepReport
-    ) -> _Made | None:
-        """Summarize slots `start:stop` into one message at `start`; None when they were left
-        alone."""
+    ) -> bool:
+        """Summarize slots `start:stop` into one message at `start`, rendered into the room
+        the rest leaves; False when they were left alone."""
         span = [work.slots[i].message for i in range(start, stop)]
         count = sum(work.stands_for(i) for i in range(start, stop))
-        ledger = extract_ledger(span)
+        builder = LedgerBuilder()
+        for i in range(start, stop):
+            ledger_of(work, i, builder)
+        ledger = builder.ledger
         previous = None
         rest = span
         if span[0].is_summary and kind == "summary":
             previous, rest = span[0].text, span[1:]
+        room = (
+            None
+            if work.target is None
+            else max(work.target - (work.total() - work.span_tokens(start, stop)), 0)
+        )
         try:
             if work.summarizer is None:
                 raise ProviderError("no summarizer provider is configured")
@@ -97,10 +78,13 @@ class _LLMStrategy(BaseModel):
         except ProviderError as e:
             report.errors.append(str(e))
             if self.fallback == "none":
-                return None
-            work.replace_span(start, stop, [digest_message(ledger, count, LEVELS[0])], "digested")
+                return False
+            rendering = DigestRendering(ledger, count, work.measure)
+            work.replace_span(
+                start, stop, [rendering.render(room)], "digested", resizable=rendering
+            )
             report.detail = f"summarizer failed; digest applied ({count} messages)"
-            return _Made(start, None, ledger, count)
+            return True
         report.summarizer_calls += result.calls
         report.input_tokens += result.usage.input_tokens
         report.output_tokens += result.usage.output_tokens
@@ -109,32 +93,13 @@ class _LLMStrategy(BaseModel):
             report.errors.append(
                 f"structured summary fell back to free text: {result.fallback_reason}"
             )
-        message = llm_summary_message(result, ledger, count, LEVELS[0])
-        work.replace_span(start, stop, [message], "summarized")
+        rendering = DigestRendering(with_model_summary(ledger, result), count, work.measure)
+        work.replace_span(start, stop, [rendering.render(room)], "summarized", resizable=rendering)
         report.detail = (
             f"{count} messages → 1 summary ({result.calls} calls, {result.chunks} chunks"
             f"{', free text' if not result.structured else ''})"
         )
-        return _Made(start, result, ledger, count)
-
-    @staticmethod
-    def _shrink(work: Workspace, made: list[_Made]) -> None:
-        """Tighten the ledger part of the summaries made (and, last, clip the model's prose)
-        until the target is met — only once the recent tail had its turn, since shrinking
-        loses old facts."""
-        for level in range(1, len(LEVELS)):
-            if work.fits() or work.target is None or not work.reach_recent:
-                return
-            last = level == len(LEVELS) - 1
-            for one in made:
-                if one.result is None:
-                    message = digest_message(one.ledger, one.count, LEVELS[level])
-                else:
-                    result = one.result
-                    if last:
-                        result = replace(result, summary=bounded_user_text(result.summary, 600))
-                    message = llm_summary_message(result, one.ledger, one.count, LEVELS[level])
-                work.swap(one.index, message)
+        return True
 
 
 class SummarizeStrategy(_LLMStrategy):
@@ -146,7 +111,6 @@ class SummarizeStrategy(_LLMStrategy):
         report = StepReport(self.kind, work.total(), work.total())
         replaced = 0
         shift = 0
-        made: list[_Made] = []
         for run in work.compactable_runs():
             if work.fits():
                 break
@@ -154,12 +118,9 @@ class SummarizeStrategy(_LLMStrategy):
             if stop - start == 1 and work.slots[start].message.is_summary:
                 continue  # only an earlier summary: nothing new to summarize
             before = stop - start
-            one = self._replace(work, start, stop, "summary", report)
-            if one is not None:
-                made.append(one)
+            if self._replace(work, start, stop, "summary", report):
                 replaced += before
                 shift += before - 1
-        self._shrink(work, made)
         report.tokens_after = work.total()
         report.messages_affected = replaced
         return report
@@ -194,9 +155,7 @@ class SequenceStrategy(_LLMStrategy):
             report.detail = "no run of consecutive assistant messages" if not run else ""
             return report
         start, stop = run[0].start, run[-1].stop
-        one = self._replace(work, start, stop, "sequence", report)
-        if one is not None:
+        if self._replace(work, start, stop, "sequence", report):
             report.messages_affected = stop - start
-            self._shrink(work, [one])
         report.tokens_after = work.total()
         return report

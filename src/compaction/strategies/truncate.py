@@ -1,7 +1,9 @@
 """`truncate`: drop the oldest groups; the last resort.
 
 What it drops is archived and named by a marker message, so the model knows something was
-removed and a person can get it back. It must never drop a protected message or split a group.
+removed and a person can get it back. Summaries are not dropped: they shrink instead (the
+pipeline does that), so what a digest kept is never thrown away for the room of a marker.
+It must never drop a protected message or split a group.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from compaction.messages import Message, SummaryPart, summary_header
+from compaction.messages import Group, Message, SummaryPart, summary_header
 from compaction.strategies.base import StepReport, Workspace, handle_for
 
 # What a marker message costs, about; the pipeline measures the real figure afterwards.
@@ -18,18 +20,32 @@ _MARKER_TOKENS = 60
 
 
 def truncation_marker(count: int, handles: list[str], *, short: bool = False) -> Message:
-    if short:
-        text = summary_header(count, 0)
-        return Message("user", (SummaryPart(text, count),))
-    body = (
-        f"The {count} earliest messages of this part of the conversation were removed to fit "
-        "the context window. This note was written by the compaction system, not by the user; "
-        f"the originals are archived ({handles[0]} … {handles[-1]})."
-        if handles
-        else f"The {count} earliest messages were removed to fit the context window."
-    )
+    if short or not handles:
+        body = f"{count} earlier messages were removed to fit the context window (archived)."
+    else:
+        body = (
+            f"The {count} earliest messages of this part of the conversation were removed to "
+            "fit the context window. This note was written by the compaction system, not by "
+            f"the user; the originals are archived ({handles[0]} … {handles[-1]})."
+        )
     text = f"{summary_header(count, len(body))}\n{body}"
     return Message("user", (SummaryPart(text, count),))
+
+
+def _droppable(work: Workspace, run: list[Group]) -> list[list[Group]]:
+    """The run split around its summaries: the stretches of groups truncate may drop."""
+    stretches: list[list[Group]] = []
+    current: list[Group] = []
+    for group in run:
+        if len(group) == 1 and work.slots[group.start].message.is_summary:
+            if current:
+                stretches.append(current)
+            current = []
+        else:
+            current.append(group)
+    if current:
+        stretches.append(current)
+    return stretches
 
 
 class TruncateStrategy(BaseModel):
@@ -49,13 +65,14 @@ class TruncateStrategy(BaseModel):
         dropped = 0
         markers: list[int] = []
         shift = 0
-        for run in work.compactable_runs():
+        stretches = [s for run in work.compactable_runs() for s in _droppable(work, run)]
+        for stretch in stretches:
             if work.fits():
                 break
-            start = run[0].start - shift
-            stop = run[-1].stop - shift
-            # Drop the fewest groups of this run that make the conversation fit.
-            for group in run:
+            start = stretch[0].start - shift
+            stop = stretch[-1].stop - shift
+            # Drop the fewest groups of this stretch that make the conversation fit.
+            for group in stretch:
                 stop = group.stop - shift
                 if work.total() - work.span_tokens(start, stop) + _MARKER_TOKENS <= work.target:
                     break
@@ -72,18 +89,6 @@ class TruncateStrategy(BaseModel):
                 work.swap(index, truncation_marker(count, [], short=True))
         if not work.fits():
             for index in reversed(markers):
-                if not _shape_needs(work, index):
+                if not work.marker_needed(index):
                     work.replace_span(index, index + 1, [], "dropped")
         return StepReport(self.kind, before, work.total(), dropped, f"{dropped} messages dropped")
-
-
-def _shape_needs(work: Workspace, index: int) -> bool:
-    """Whether Anthropic's rules need the marker at `index`: without it the conversation would
-    start with an assistant message or put two assistant messages side by side."""
-    if work.dialect != "anthropic":
-        return False
-    before = [s.message.role for s in work.slots[:index] if s.message.role != "system"]
-    after = work.slots[index + 1].message.role if index + 1 < len(work.slots) else None
-    if not before:
-        return after != "user"
-    return before[-1] == "assistant" and after == "assistant"

@@ -11,6 +11,7 @@ import functools
 import json
 import re
 from collections.abc import Iterator
+from typing import Literal
 
 # Compaction re-reads the same tool outputs and prose on every pass (the digest tries several
 # span lengths; an agent compacts again a few turns later): the pure readers below are cached.
@@ -210,7 +211,7 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
 
 # --- file operations ----------------------------------------------------------------------
 
-FileOp = str  # one of "read", "created", "modified", "deleted"
+FileOp = Literal["read", "created", "modified", "written", "deleted"]
 
 _READ_WORDS = ("read", "view", "open", "cat", "show", "get_file", "load", "inspect", "goto")
 _CREATE_WORDS = ("create", "new_file", "touch")
@@ -272,15 +273,15 @@ def command_of(name: str, arguments: dict[str, object]) -> str | None:
     return None
 
 
+_OP_WORDS: tuple[tuple[tuple[str, ...], FileOp], ...] = (
+    (_DELETE_WORDS, "deleted"),
+    (_CREATE_WORDS, "created"),
+    (_MODIFY_WORDS, "modified"),
+    (_WRITE_WORDS, "written"),
+    (_READ_WORDS, "read"),
+)
 _OP_PATTERNS: tuple[tuple[re.Pattern[str], FileOp], ...] = tuple(
-    (re.compile(r"(?:^|[^a-z])(?:" + "|".join(words) + ")"), op)
-    for words, op in (
-        (_DELETE_WORDS, "deleted"),
-        (_CREATE_WORDS, "created"),
-        (_MODIFY_WORDS, "modified"),
-        (_WRITE_WORDS, "written"),
-        (_READ_WORDS, "read"),
-    )
+    (re.compile(r"(?:^|[^a-z])(?:" + "|".join(words) + ")"), op) for words, op in _OP_WORDS
 )
 
 
@@ -575,6 +576,13 @@ _VALUE_PATTERNS = (
         r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|'[^']{1,60}'|[^\s,;]{1,60}(?:\s*(?:seconds|secs|sec|ms|s|"
         r"minutes|mins|hours|days|mb|gb|kb|%|percent|retries|items|workers|"
         r"requests|connections|tokens|lines|chars|bytes)\b)?)",
+        re.IGNORECASE,
+    ),
+    # "make the flush interval 1500 milliseconds": a verb, a key, a number with its unit.
+    re.compile(
+        r"\b(?:set|make|change|bump|raise|lower|put)\s+(?:the\s+|our\s+)?"
+        r"(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2}?)\s+"
+        r"(?P<value>\d[\d.,]*\s*(?:[A-Za-z%]{1,14}\b)?)",
         re.IGNORECASE,
     ),
     re.compile(

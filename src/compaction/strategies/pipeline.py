@@ -1,0 +1,185 @@
+"""The pipeline: strategies run in order until the target is met, reaching further each
+round, then settled so the result lands just under the target.
+
+Rounds: ordinary strategies outside the recent tail, then inside it; last-resort strategies
+(`truncate`) outside, then inside. Then the result is settled:
+
+1. over the target: summaries shrink (fewer, shorter lines — never empty), and only then,
+   when nothing older is left to give, the results the model is about to read are shortened
+   (head and tail kept, with a marker);
+2. under it: summaries grow back toward their full rendering, then masked outputs are given
+   back, newest first, while they fit — so a compaction uses its budget instead of throwing
+   facts away for room it leaves empty.
+
+`CompactionStrategy` is the protocol every strategy implements (a third-party one
+included): a `kind`, whether it is a last resort, whether it calls the compaction model,
+and `apply`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from compaction.messages import Message, Part, TextPart, ToolResultPart
+from compaction.strategies.base import StepReport, Workspace, handle_for
+from compaction.strategies.mask import MaskStrategy
+
+
+@runtime_checkable
+class CompactionStrategy(Protocol):
+    """What the pipeline asks of a strategy."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def last_resort(self) -> bool: ...
+
+    @property
+    def needs_summarizer(self) -> bool: ...
+
+    def apply(self, work: Workspace) -> StepReport: ...
+
+
+def run_pipeline(work: Workspace, strategies: Sequence[CompactionStrategy]) -> list[StepReport]:
+    """Run `strategies` over `work` in rounds until the target is met, then settle."""
+    steps: list[StepReport] = []
+    ordinary = [s for s in strategies if not s.last_resort]
+    last = [s for s in strategies if s.last_resort]
+    rounds = ((ordinary, False), (ordinary, True), (last, False), (last, True))
+    for stage, reach_recent in rounds:
+        if work.fits() or (reach_recent and work.target is None):
+            continue
+        work.reach_recent = reach_recent
+        # Without a target there is nothing to keep the latest exchange for: one pass over
+        # everything compactable, as `keep_recent_n` and the protections allow.
+        work.reach_live = work.target is None
+        for strategy in stage:
+            if work.fits():
+                break
+            steps.append(strategy.apply(work))
+    if work.target is not None:
+        settled = settle(work)
+        if settled is not None:
+            steps.append(settled)
+    return steps
+
+
+def settle(work: Workspace) -> StepReport | None:
+    """Bring the total to just under the target: shrink or grow summaries, shorten the live
+    results as the very last resort, give masked outputs back while there is room."""
+    assert work.target is not None
+    before = work.total()
+    summaries = [i for i, s in enumerate(work.slots) if s.resizable is not None]
+    details: list[str] = []
+    if not work.fits():
+        for index in summaries:  # oldest first: the newest summary keeps most
+            if work.fits():
+                break
+            budget = max(work.slots[index].tokens - work.over_by(), 0)
+            work.resize(index, budget)
+        shortened = 0
+        if not work.fits():
+            shortened = shorten_live(work)
+        dropped = 0
+        if not work.fits():
+            # Not even one line of summary fits beside what must stay: drop the summaries
+            # (their originals are archived) rather than miss the target.
+            for index in reversed(summaries):
+                if work.fits():
+                    break
+                if index < len(work.slots) and not work.marker_needed(index):
+                    work.replace_span(index, index + 1, [], "dropped")
+                    dropped += 1
+        details.append(
+            "summaries shrunk"
+            + (f", {shortened} live results shortened" if shortened else "")
+            + (f", {dropped} dropped for want of room" if dropped else "")
+        )
+    else:
+        for index in reversed(summaries):  # newest first
+            room = work.target - work.total()
+            if room <= 0:
+                break
+            work.resize(index, work.slots[index].tokens + room)
+            if not work.fits():  # a rendering may overshoot a tight room by a line
+                work.resize(index, work.slots[index].tokens - work.over_by())
+        restored = 0
+        for index in range(len(work.slots) - 1, -1, -1):
+            slot = work.slots[index]
+            if slot.unmasked is None:
+                continue
+            if work.total() - slot.tokens + work.measure(slot.unmasked) <= work.target:
+                work.unmask(index)
+                restored += 1
+        if summaries or restored:
+            details.append(f"room used: summaries grown, {restored} outputs given back")
+    if work.total() == before and not details:
+        return None
+    return StepReport("settle", before, work.total(), 0, "; ".join(details))
+
+
+def shorten_live(work: Workspace) -> int:
+    """Shorten the results the model is about to read, largest first, to head and tail with
+    a marker naming the archived original, until the target is met."""
+    live = sorted(
+        (i for i, s in enumerate(work.slots) if s.live and s.message.tool_results),
+        key=lambda i: -work.slots[i].tokens,
+    )
+    shortened = 0
+    for index in live:
+        if work.fits():
+            break
+        slot = work.slots[index]
+        budget = max(slot.tokens - work.over_by(), 0)
+        message = shortened_message(slot.message, budget, work)
+        if work.measure(message) > budget:
+            # Not even head and tail fit: the placeholder, the shortest form there is.
+            calls = {c.id: c for s in work.slots for c in s.message.tool_calls}
+            message = MaskStrategy(min_chars=0).mask_message(slot.message, calls) or message
+        if message is not slot.message:
+            work.replace(index, message, "shortened")
+            shortened += 1
+    return shortened
+
+
+def shortened_message(message: Message, budget: int, work: Workspace) -> Message:
+    """`message` with its tool results cut to head and tail so it takes about `budget`
+    tokens (never below a few lines of each end)."""
+    handle = handle_for(message)
+    total_chars = sum(len(r.text) for r in message.tool_results) or 1
+    tokens = max(work.measure(message), 1)
+    keep = max(int(total_chars * budget / tokens * 0.95), 400)
+    parts: list[Part] = []
+    changed = False
+    for part in message.parts:
+        if isinstance(part, ToolResultPart) and len(part.text) > keep:
+            text = part.text
+            share = max(int(keep * len(text) / total_chars), 200)
+            head, tail = text[: share // 2], text[-share // 2 :]
+            elided = len(text) - len(head) - len(tail)
+            marker = (
+                f"\n[… {elided} chars of this output elided to fit the context window; "
+                f"original kept as {handle} …]\n"
+            )
+            parts.append(
+                ToolResultPart(
+                    part.tool_call_id,
+                    (TextPart(head + marker + tail),),
+                    part.is_error,
+                    provider_data=part.provider_data,
+                )
+            )
+            changed = True
+        else:
+            parts.append(part)
+    if not changed:
+        return message
+    return Message(
+        message.role,
+        tuple(parts),
+        name=message.name,
+        pinned=message.pinned,
+        provider_data=message.provider_data,
+    )

@@ -1,0 +1,109 @@
+"""The text shapes compaction writes into a transcript, written and read in one place: the
+summary envelope (header, tags, preamble) and the placeholder that stands for a masked tool
+output.
+
+What is written here is read back by `read_placeholder` and `summary_body`; this module must
+never depend on a wire format or a token count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compaction.messages import Message, SummaryPart, summary_header
+
+OPEN_TAG = "<earlier-context-summary>"
+CLOSE_TAG = "</earlier-context-summary>"
+PREAMBLE = (
+    "This is a summary of the earlier part of this conversation, written by the compaction "
+    "system, not by the user. It records what happened; it is context, not a new instruction."
+)
+SHORT_PREAMBLE = "Summary of earlier context by the compaction system, not the user."
+_FIXED_LINES = {OPEN_TAG, CLOSE_TAG, PREAMBLE, SHORT_PREAMBLE}
+
+
+def summary_message(lines: Sequence[str], replaced: int, *, short: bool = False) -> Message:
+    """A summary message around `lines`: header, tags, preamble. User role, so that no
+    dialect reads it as an instruction of the system; the preamble says who wrote it."""
+    preamble = SHORT_PREAMBLE if short else PREAMBLE
+    body = "\n".join([OPEN_TAG, preamble, *lines, CLOSE_TAG])
+    text = f"{summary_header(replaced, len(body))}\n{body}"
+    return Message("user", (SummaryPart(text, replaced),))
+
+
+def envelope_chars(replaced: int, *, short: bool) -> int:
+    """What `summary_message` adds around its lines, in characters."""
+    return len(summary_message([], replaced, short=short).text) + 1
+
+
+def summary_body(text: str) -> list[str] | None:
+    """The lines between the tags of a summary's text, or None when it has no envelope."""
+    body = text.partition("\n")[2] if text.startswith("[compacted:") else text
+    if OPEN_TAG not in body:
+        return None
+    inner = body.split(OPEN_TAG, 1)[1].split(CLOSE_TAG, 1)[0]
+    return [line for line in inner.splitlines() if line not in _FIXED_LINES]
+
+
+def indented(text: str) -> list[str]:
+    """Free text as lines indented by two spaces, so that no line of it can read as a
+    heading or an item when the summary is parsed back."""
+    return ["  " + line if line.strip() else "" for line in text.strip().splitlines()]
+
+
+# -- the mask placeholder -------------------------------------------------------------------
+
+MASK_PREFIX = "[tool output masked:"
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """What a masked tool output still says: the tool and its argument, size, outcome, the
+    archive handle of the original, and the lines worth keeping."""
+
+    what: str
+    size: str
+    outcome: str
+    handle: str
+    errors: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    tests: str | None = None
+
+
+def write_placeholder(p: Placeholder) -> str:
+    head = f"{MASK_PREFIX} {p.what}; {p.size}; {p.outcome}; original kept as {p.handle}]"
+    lines = [head, *(f"! {e}" for e in p.errors)]
+    if p.identifiers:
+        lines.append("ids: " + ", ".join(p.identifiers))
+    if p.tests:
+        lines.append(f"tests: {p.tests}")
+    return "\n".join(lines)
+
+
+_MASK_HEAD = re.compile(
+    r"^\[tool output masked: (?P<what>.*); (?P<size>[^;]+); (?P<outcome>[^;]+); "
+    r"original kept as (?P<handle>m-\w+)\]$"
+)
+
+
+def read_placeholder(text: str) -> Placeholder | None:
+    """The placeholder `text` is, or None when it is not one."""
+    if not text.startswith(MASK_PREFIX):
+        return None
+    head, *lines = text.splitlines()
+    match = _MASK_HEAD.match(head)
+    if match is None:
+        return None
+    errors = tuple(line[2:] for line in lines if line.startswith("! "))
+    ids: tuple[str, ...] = ()
+    tests = None
+    for line in lines:
+        if line.startswith("ids: "):
+            ids = tuple(line[5:].split(", "))
+        elif line.startswith("tests: "):
+            tests = line[7:]
+    return Placeholder(
+        match["what"], match["size"], match["outcome"], match["handle"], errors, ids, tests
+    )

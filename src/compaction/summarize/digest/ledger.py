@@ -1,0 +1,204 @@
+"""The ledger: what a span of conversation did, section by section, extracted without any
+LLM, rendered into whatever room it is given and parsed back.
+
+`extract_ledger(messages)` reads a span; `render(ledger, budget_chars)` writes the items that
+fit, most important first (the user's words, changed files, open errors and to-dos, standing
+decisions and values before commands, notes, files only read and identifiers), each in the
+fullest form that fits; `parse_ledger(text)` reads a rendered digest back, so the next
+compaction merges instead of nesting.
+
+This module must never call a model, read a wire format or count tokens; it must be
+byte-for-byte deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compaction.messages import Message
+from compaction.summarize.digest.events import EarlierSummary, Reader
+from compaction.summarize.digest.format import summary_body
+from compaction.summarize.digest.sections import Item, Narrative, Section, default_sections
+
+
+@dataclass
+class Ledger:
+    """Each section's state, in the order the digest shows them."""
+
+    sections: tuple[Section[Any], ...]
+    states: list[Any] = field(default_factory=list)
+    messages: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.states:
+            self.states = [s.new() for s in self.sections]
+
+    def state(self, name: str) -> Any:
+        for section, state in zip(self.sections, self.states, strict=True):
+            if section.name == name:
+                return state
+        raise KeyError(name)
+
+    def merge(self, later: Ledger) -> Ledger:
+        """This ledger followed by `later` (later wins where they disagree)."""
+        states = [
+            s.merge(a, b) for s, a, b in zip(self.sections, self.states, later.states, strict=True)
+        ]
+        return Ledger(self.sections, states, self.messages + later.messages)
+
+    def items(self) -> list[list[Item]]:
+        return [s.items(state) for s, state in zip(self.sections, self.states, strict=True)]
+
+    def is_empty(self) -> bool:
+        return not any(self.items())
+
+
+class LedgerBuilder:
+    """Reads messages one at a time, so the ledger of every prefix of a span is at hand on
+    the way (the digest compares several prefixes in one pass)."""
+
+    def __init__(self, *, user_chars: int = 1200) -> None:
+        self.user_chars = user_chars
+        self.ledger = Ledger(default_sections(user_chars))
+        self._reader = Reader()
+        self._seq = 0
+
+    def add(self, message: Message) -> None:
+        self.ledger.messages += 1
+        for event in self._reader.read(message):
+            self._seq += 1
+            if isinstance(event, EarlierSummary):
+                earlier = parse_ledger(event.text, user_chars=self.user_chars)
+                self.ledger = self.ledger.merge(earlier)
+                self.ledger.messages += max(event.replaced - 1, 0)
+                continue
+            for section, state in zip(self.ledger.sections, self.ledger.states, strict=True):
+                section.observe(state, event, self._seq)
+
+
+def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Ledger:
+    """Read a span of messages into a ledger. Summaries inside the span merge in."""
+    builder = LedgerBuilder(user_chars=user_chars)
+    for message in messages:
+        builder.add(message)
+    return builder.ledger
+
+
+def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
+    """The ledger's sections as lines (each section a blank line, its heading, its items),
+    holding at most `budget_chars` characters (None: everything, in full).
+
+    Items go in by tier (0 first), and within a tier by rank (highest first); each tier first
+    takes its items in their shortest forms, then grows them to fuller ones while there is
+    room. At least one item is always kept, in its shortest form."""
+    per_section = ledger.items()
+    headings = [s.heading for s in ledger.sections]
+    chosen: dict[tuple[int, int], int] = {}  # (section, item) → form index
+    if budget_chars is None:
+        for si, items in enumerate(per_section):
+            for ii in range(len(items)):
+                chosen[(si, ii)] = 0
+        return _lines(per_section, headings, chosen)
+    used = 0
+    opened: set[int] = set()
+    candidates = sorted(
+        (
+            (item.tier, -item.rank, si, ii)
+            for si, items in enumerate(per_section)
+            for ii, item in enumerate(items)
+        ),
+    )
+    tiers = sorted({c[0] for c in candidates})
+    for tier in tiers:
+        in_tier = [c for c in candidates if c[0] == tier]
+        for _, _, si, ii in in_tier:
+            form = per_section[si][ii].forms[-1]
+            cost = len(form) + 1 + (0 if si in opened else len(headings[si]) + 2)
+            if used + cost <= budget_chars or not chosen:
+                chosen[(si, ii)] = len(per_section[si][ii].forms) - 1
+                used += cost
+                opened.add(si)
+        for _, _, si, ii in in_tier:
+            if (si, ii) not in chosen:
+                continue
+            forms = per_section[si][ii].forms
+            current = chosen[(si, ii)]
+            for better in range(current):
+                extra = len(forms[better]) - len(forms[current])
+                if used + extra <= budget_chars:
+                    chosen[(si, ii)] = better
+                    used += extra
+                    break
+    return _lines(per_section, headings, chosen)
+
+
+def _lines(
+    per_section: Sequence[Sequence[Item]],
+    headings: Sequence[str],
+    chosen: dict[tuple[int, int], int],
+) -> list[str]:
+    lines: list[str] = []
+    for si, items in enumerate(per_section):
+        kept = [items[ii].forms[chosen[(si, ii)]] for ii in range(len(items)) if (si, ii) in chosen]
+        if kept:
+            lines += ["", headings[si], *kept]
+    return lines
+
+
+def parse_ledger(text: str, *, user_chars: int = 1200) -> Ledger:
+    """Read a rendered summary back into a ledger. Prose sections (an LLM's summary, an
+    earlier narrative) and text in no known shape (a truncation marker, a summary someone
+    else wrote) come back as narrative, so nothing the summary says is lost."""
+    ledger = Ledger(default_sections(user_chars))
+    lines = summary_body(text)
+    by_heading: dict[str, int] = {}
+    for index, section in enumerate(ledger.sections):
+        for heading in (section.heading, *section.reads):
+            by_heading[heading] = index
+    narrative = next(i for i, s in enumerate(ledger.sections) if isinstance(s, Narrative))
+    if lines is None or not any(line in by_heading for line in lines):
+        body = text.partition("\n")[2] if text.startswith("[compacted:") else text
+        body = "\n".join(summary_body(body) or [body]).strip()
+        if body:
+            ledger.sections[narrative].parse(ledger.states[narrative], body)
+        return ledger
+    current: int | None = None
+    item: list[str] = []
+    prose: list[str] = []
+
+    def flush() -> None:
+        if current is None:
+            return
+        section, state = ledger.sections[current], ledger.states[current]
+        if current == narrative:
+            if prose:
+                section.parse(
+                    state, "\n".join(line[2:] if line.startswith("  ") else line for line in prose)
+                )
+                prose.clear()
+            return
+        if item:
+            joined = "\n".join(item)
+            section.parse(state, joined[2:] if joined.startswith("- ") else joined)
+            item.clear()
+
+    for line in lines:
+        if line.startswith("## "):
+            flush()
+            current = by_heading.get(line)
+            if current is None:
+                current = narrative
+                prose.append(line)
+            continue
+        if current == narrative:
+            if line.strip():
+                prose.append(line)
+        elif line.startswith("- "):
+            flush()
+            item.append(line)
+        elif line.startswith("  ") and item:
+            item.append(line)
+    flush()
+    return ledger

@@ -1,0 +1,895 @@
+"""The digest's sections: one class per fact category, each owning how it reads events,
+merges with an earlier state, renders its items and parses them back.
+
+A section's state is a plain mutable object; `items` renders it as `Item`s, each with a
+tier (0 is kept first), a rank within the tier (higher first: newer, more telling) and its
+forms, fullest first, so the ledger can fit the whole digest into any room by priority.
+Every form of an item must parse back to the same fact (`parse`), so a digest of a digest
+is a merge, not a loss.
+
+Sections must never call a model, count tokens or read a wire format; deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+from compaction.summarize import signals
+from compaction.summarize.digest.events import (
+    AssistantSaid,
+    CommandRan,
+    Event,
+    FileTouched,
+    Finished,
+    IdentifiersSeen,
+    TodosStated,
+    ToolFinished,
+    UserSaid,
+)
+from compaction.summarize.digest.format import indented
+from compaction.summarize.tools import Todo
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One rendered fact: `forms` fullest first (each a line starting `- `, continuation
+    lines indented), `tier` 0 kept first, `rank` higher first within a tier."""
+
+    tier: int
+    rank: float
+    forms: tuple[str, ...]
+
+
+class Section(Generic[S]):
+    """Base of every section: a heading, a state, and the five operations."""
+
+    name: ClassVar[str]
+    heading: ClassVar[str]
+    # Other headings whose items this section also parses (what LLM summaries write).
+    reads: ClassVar[tuple[str, ...]] = ()
+
+    def new(self) -> S:
+        raise NotImplementedError
+
+    def observe(self, state: S, event: Event, seq: int) -> None:
+        """Take in one event (`seq` counts events, for recency)."""
+
+    def merge(self, earlier: S, later: S) -> S:
+        raise NotImplementedError
+
+    def items(self, state: S) -> list[Item]:
+        raise NotImplementedError
+
+    def parse(self, state: S, item: str) -> None:
+        """Read one rendered item (without its `- `) back into `state`."""
+
+
+def _clip_forms(text: str, *limits: int) -> tuple[str, ...]:
+    forms: list[str] = []
+    for limit in limits:
+        form = signals.clip(text, limit)
+        if not forms or form != forms[-1]:
+            forms.append(form)
+    return tuple(forms)
+
+
+# -- the user's words ----------------------------------------------------------------------
+
+
+def bounded_user_text(text: str, limit: int) -> str:
+    """The user's words verbatim up to `limit` chars; longer ones keep head and tail, plus
+    the sentences of the middle that state constraints."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    half = max(limit // 2 - 20, 20)
+    head, middle, tail = text[:half], text[half:-half], text[-half:]
+    kept = [s for s in signals.sentences(middle) if signals.is_constraint(s) and len(s) <= 300]
+    kept_text = " … ".join(kept[:6])
+    elided = len(middle) - len(kept_text)
+    if kept_text:
+        return f"{head} […{elided} chars elided; constraints kept: {kept_text}…] {tail}"
+    return f"{head} […{elided} chars elided…] {tail}"
+
+
+@dataclass
+class UserWordsState:
+    texts: list[tuple[int, str]] = field(default_factory=list)  # (seq, text)
+
+
+class UserWords(Section[UserWordsState]):
+    """What the user said, verbatim (long messages: head, tail and constraint sentences)."""
+
+    name = "user"
+    heading = "## What the user said (verbatim, oldest first)"
+
+    def __init__(self, user_chars: int = 1200) -> None:
+        self.user_chars = user_chars
+
+    def new(self) -> UserWordsState:
+        return UserWordsState()
+
+    def observe(self, state: UserWordsState, event: Event, seq: int) -> None:
+        if isinstance(event, UserSaid):
+            state.texts.append((seq, event.text))
+
+    def merge(self, earlier: UserWordsState, later: UserWordsState) -> UserWordsState:
+        return UserWordsState([*earlier.texts, *later.texts])
+
+    def items(self, state: UserWordsState) -> list[Item]:
+        out = []
+        for seq, text in state.texts:
+            limits = [self.user_chars, 600, 300, 160]
+            forms: list[str] = []
+            for limit in limits:
+                form = "- " + bounded_user_text(text, limit).replace("\n", "\n  ")
+                if not forms or form != forms[-1]:
+                    forms.append(form)
+            out.append(Item(0, seq, tuple(forms)))
+        return out
+
+    def parse(self, state: UserWordsState, item: str) -> None:
+        state.texts.append((len(state.texts), item.replace("\n  ", "\n")))
+
+
+# -- values the user set -------------------------------------------------------------------
+
+_CHANGE_CUE = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|change|changed|switch|make\s+it|bump|no\s+longer|"
+    r"actually|not\s+\S+\s+but|from\s+\S+(?:\s+\S+)?\s+to|increase|decrease|raise|lower|set|"
+    r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
+    r"bigger|smaller|higher|shorter|longer|fewer|more|less)\b",
+    re.IGNORECASE,
+)
+_INSTEAD = re.compile(
+    r"\b(?:make|set|change|switch|use|bump|raise|lower)\s+(?:it|that|this|them)\s+(?:to\s+)?"
+    r"(?P<new>[^\s,;]+(?:\s+[A-Za-z%]+)?)\s+(?:instead\s+of|rather\s+than|not)\s+"
+    r"(?P<old>[^\s,;.]+(?:\s+[A-Za-z%]+)?)",
+    re.IGNORECASE,
+)
+
+
+def _norm(value: str) -> str:
+    return re.sub(r"\s+", " ", value.strip(" .`'\"").lower())
+
+
+@dataclass
+class ValueRecord:
+    value: str
+    earlier: list[str] = field(default_factory=list)
+    # The user's sentences about this value, in order, when a change could not be read with
+    # certainty: the digest quotes them instead of stating a value.
+    quotes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ValuesState:
+    values: dict[str, ValueRecord] = field(default_factory=dict)
+
+
+class Values(Section[ValuesState]):
+    """Values the user set, latest wins; a change that cannot be read with certainty is
+    quoted in the user's own words, in order, never guessed."""
+
+    name = "values"
+    heading = "## Values the user set (latest wins)"
+
+    def new(self) -> ValuesState:
+        return ValuesState()
+
+    def observe(self, state: ValuesState, event: Event, seq: int) -> None:
+        if not isinstance(event, UserSaid):
+            return
+        for sentence in signals.sentences(event.text):
+            self._sentence(state, sentence)
+
+    def _set(self, state: ValuesState, key: str, value: str, sentence: str) -> None:
+        record = state.values.get(key)
+        if record is None:
+            state.values[key] = ValueRecord(value, quotes=[signals.clip(sentence, 200)])
+            return
+        if _norm(record.value) != _norm(value):
+            record.earlier = [v for v in record.earlier if _norm(v) != _norm(value)]
+            record.earlier.append(record.value)
+            record.value = value
+        record.quotes.append(signals.clip(sentence, 200))
+        state.values[key] = state.values.pop(key)
+
+    def _sentence(self, state: ValuesState, sentence: str) -> None:
+        settled: set[str] = set()
+        instead = _INSTEAD.search(sentence)
+        if instead is not None:
+            old = _norm(instead["old"])
+            for key, record in state.values.items():
+                if _norm(record.value) == old or _norm(record.value).split(" ")[0] == old:
+                    self._set(state, key, instead["new"].strip().rstrip("."), sentence)
+                    settled.add(key)
+                    break
+        for key, value in signals.value_settings(sentence):
+            if key not in settled:
+                self._set(state, key, value, sentence)
+                settled.add(key)
+        if not _CHANGE_CUE.search(sentence):
+            return
+        lowered = sentence.lower()
+        for key, record in state.values.items():
+            if key in settled:
+                continue
+            # A change of this value the readers could not parse: stop stating it as current.
+            if key in lowered or _norm(record.value) in lowered:
+                record.quotes.append(signals.clip(sentence, 200))
+                record.value = ""
+
+    def merge(self, earlier: ValuesState, later: ValuesState) -> ValuesState:
+        merged = ValuesState(
+            {
+                k: ValueRecord(r.value, list(r.earlier), list(r.quotes))
+                for k, r in earlier.values.items()
+            }
+        )
+        for key, record in later.values.items():
+            current = merged.values.pop(key, None)
+            if current is None:
+                merged.values[key] = record
+                continue
+            earlier_values = [*current.earlier, current.value, *record.earlier]
+            seen: list[str] = []
+            for v in earlier_values:
+                if v and _norm(v) != _norm(record.value) and v not in seen:
+                    seen.append(v)
+            merged.values[key] = ValueRecord(record.value, seen, [*current.quotes, *record.quotes])
+        return merged
+
+    def items(self, state: ValuesState) -> list[Item]:
+        out = []
+        for rank, (key, record) in enumerate(state.values.items()):
+            if not record.value:
+                quoted = "; ".join(f"“{q}”" for q in record.quotes)
+                forms = _clip_forms(
+                    f"- {key}: unsettled, the user's words in order: {quoted}", 600, 300
+                )
+                out.append(Item(0, rank, forms))
+                continue
+            was = f" (earlier: {', '.join(record.earlier)})" if record.earlier else ""
+            forms = (f"- {key}: {record.value}{was}", f"- {key}: {record.value}")
+            out.append(Item(0, rank, forms if was else forms[1:]))
+        return out
+
+    _LINE = re.compile(r"^([^:]+): (.*?)(?: \(earlier: (.*)\))?$")
+    _UNSETTLED = re.compile(r"^([^:]+): unsettled, the user's words in order: (.*)$")
+
+    def parse(self, state: ValuesState, item: str) -> None:
+        if m := self._UNSETTLED.match(item):
+            quotes = [q.strip("“”") for q in m.group(2).split("”; “")]
+            state.values[m.group(1)] = ValueRecord("", [], quotes)
+        elif m := self._LINE.match(item):
+            earlier = m.group(3).split(", ") if m.group(3) else []
+            state.values[m.group(1)] = ValueRecord(m.group(2), earlier)
+
+
+# -- files ---------------------------------------------------------------------------------
+
+_OP_ORDER = ("created", "modified", "deleted", "read")
+_OP_RANK = {"read": 0, "modified": 1, "created": 2, "deleted": 3}
+
+
+@dataclass
+class FilesState:
+    files: dict[str, str] = field(default_factory=dict)  # path → op, most recent last
+
+
+def note_file(files: dict[str, str], path: str, op: str) -> None:
+    previous = files.get(path)
+    if op == "written":
+        op = "modified" if previous is not None else "created"
+    if previous is None:
+        files[path] = op
+        return
+    if op == "deleted":
+        files[path] = "deleted"
+    elif previous == "deleted" and op in ("created", "modified"):
+        files[path] = "created"
+    elif _OP_RANK[op] > _OP_RANK[previous] and previous != "created":
+        files[path] = op
+    files[path] = files.pop(path)
+
+
+class Files(Section[FilesState]):
+    """Files touched and what happened to them; changed ones before those only read."""
+
+    name = "files"
+    heading = "## Files touched"
+
+    def new(self) -> FilesState:
+        return FilesState()
+
+    def observe(self, state: FilesState, event: Event, seq: int) -> None:
+        if isinstance(event, FileTouched):
+            note_file(state.files, event.path, event.op)
+
+    def merge(self, earlier: FilesState, later: FilesState) -> FilesState:
+        files = dict(earlier.files)
+        for path, op in later.files.items():
+            note_file(files, path, op)
+        return FilesState(files)
+
+    def items(self, state: FilesState) -> list[Item]:
+        ordered = sorted(
+            enumerate(state.files.items()), key=lambda item: _OP_ORDER.index(item[1][1])
+        )
+        return [
+            Item(1 if op != "read" else 3, rank, (f"- {path} ({op})",))
+            for rank, (path, op) in ordered
+        ]
+
+    _LINE = re.compile(r"^(.+) \((created|modified|deleted|read)\)$")
+
+    def parse(self, state: FilesState, item: str) -> None:
+        if m := self._LINE.match(item):
+            state.files[m.group(1)] = m.group(2)
+
+
+# -- errors and how they were fixed ----------------------------------------------------------
+
+
+@dataclass
+class ErrorRecord:
+    text: str
+    source: str
+    open: bool = True
+    fixed_by: str = ""
+    # Files changed since the error was seen: what the fix consisted of.
+    edits: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ErrorsState:
+    errors: list[ErrorRecord] = field(default_factory=list)
+
+
+def _is_test_command(command: str) -> bool:
+    return bool(
+        re.search(r"\b(pytest|test|tests|jest|vitest|mocha|unittest|tox|nox|rspec)\b", command)
+    )
+
+
+class Errors(Section[ErrorsState]):
+    """Every distinct error seen, open ones first; a fixed one says what fixed it."""
+
+    name = "errors"
+    heading = "## Errors and fixes"
+    reads = ("## Errors still open",)
+
+    def new(self) -> ErrorsState:
+        return ErrorsState()
+
+    def _add(self, state: ErrorsState, text: str, source: str) -> None:
+        state.errors = [e for e in state.errors if not (e.text == text and e.source == source)]
+        state.errors.append(ErrorRecord(text, source))
+
+    def _resolve(self, state: ErrorsState, source: str, how: str, *, tests: bool) -> None:
+        for error in state.errors:
+            if not error.open:
+                continue
+            if error.source == source or (tests and _is_test_command(error.source)):
+                error.open = False
+                edits = f" after changing {', '.join(error.edits[-4:])}" if error.edits else ""
+                error.fixed_by = f"{how}{edits}"
+
+    def observe(self, state: ErrorsState, event: Event, seq: int) -> None:
+        if isinstance(event, CommandRan):
+            if event.outcome == "ok":
+                tests = bool(event.tests) and _is_test_command(event.command)
+                self._resolve(
+                    state, event.command, f"`{signals.clip(event.command, 80)}` passed", tests=tests
+                )
+            for text in event.errors:
+                self._add(state, text, event.command)
+        elif isinstance(event, ToolFinished):
+            if event.ok:
+                self._resolve(state, event.source, f"{event.source} succeeded", tests=False)
+            for text in event.errors:
+                self._add(state, text, event.source)
+        elif isinstance(event, FileTouched) and event.op != "read":
+            for error in state.errors:
+                if error.open and event.path not in error.edits:
+                    error.edits.append(event.path)
+
+    def merge(self, earlier: ErrorsState, later: ErrorsState) -> ErrorsState:
+        errors = [
+            ErrorRecord(e.text, e.source, e.open, e.fixed_by, list(e.edits)) for e in earlier.errors
+        ]
+        for error in later.errors:
+            errors = [e for e in errors if not (e.text == error.text and e.source == error.source)]
+            errors.append(error)
+        return ErrorsState(errors)
+
+    def items(self, state: ErrorsState) -> list[Item]:
+        out = []
+        for rank, e in enumerate(state.errors):
+            source = (
+                e.source if "(" in e.source and not e.source.startswith("`") else f"`{e.source}`"
+            )
+            if e.open:
+                forms = _clip_forms(f"- open: {e.text} (from {source})", 400, 160)
+                out.append(Item(1, rank, forms))
+            else:
+                full = f"- fixed: {e.text} (from {source}) — {e.fixed_by}"
+                out.append(Item(2, rank, _clip_forms(full, 400, 160)))
+        # Open errors first, as the section shows them.
+        return sorted(out, key=lambda i: (i.tier, i.rank))
+
+    _OPEN = re.compile(r"^(?:open: )?(.*) \(from (`.*`|.*\(.*\))\)$")
+    _FIXED = re.compile(r"^fixed: (.*) \(from (`.*`|.*\(.*\))\) — (.*)$")
+
+    def parse(self, state: ErrorsState, item: str) -> None:
+        if m := self._FIXED.match(item):
+            state.errors.append(ErrorRecord(m.group(1), m.group(2).strip("`"), False, m.group(3)))
+        elif m := self._OPEN.match(item):
+            state.errors.append(ErrorRecord(m.group(1), m.group(2).strip("`"), True))
+
+
+# -- tests ---------------------------------------------------------------------------------
+
+
+@dataclass
+class TestRecord:
+    latest: str
+    first_failure: str = ""
+
+
+@dataclass
+class TestsState:
+    runs: dict[str, TestRecord] = field(default_factory=dict)  # command → record, latest last
+
+
+def _failing(summary: str) -> bool:
+    return bool(re.search(r"\b[1-9]\d*\s+(?:failed|errors?)\b|FAILED", summary))
+
+
+class Tests(Section[TestsState]):
+    """The latest test outcome per command, and its first failure if fixed since."""
+
+    name = "tests"
+    heading = "## Test status (latest per command)"
+    reads = ("## Latest test status",)
+
+    def new(self) -> TestsState:
+        return TestsState()
+
+    def observe(self, state: TestsState, event: Event, seq: int) -> None:
+        if not isinstance(event, CommandRan) or not event.tests:
+            return
+        self._note(state, event.command, event.tests)
+
+    @staticmethod
+    def _note(state: TestsState, command: str, summary: str, first_failure: str = "") -> None:
+        record = state.runs.pop(command, None)
+        if record is None:
+            record = TestRecord(summary, first_failure)
+        else:
+            if _failing(record.latest) and not record.first_failure:
+                record.first_failure = record.latest
+            record.latest = summary
+            if first_failure:
+                record.first_failure = first_failure
+        if not _failing(record.latest) and not record.first_failure and _failing(summary):
+            record.first_failure = summary
+        state.runs[command] = record
+
+    def merge(self, earlier: TestsState, later: TestsState) -> TestsState:
+        merged = TestsState(
+            {k: TestRecord(r.latest, r.first_failure) for k, r in earlier.runs.items()}
+        )
+        for command, record in later.runs.items():
+            self._note(merged, command, record.latest, record.first_failure)
+        return merged
+
+    def items(self, state: TestsState) -> list[Item]:
+        out = []
+        last = len(state.runs) - 1
+        for rank, (command, record) in enumerate(state.runs.items()):
+            shown = signals.clip(command, 120)
+            earlier = (
+                f" (earlier: {record.first_failure})"
+                if record.first_failure and record.first_failure != record.latest
+                else ""
+            )
+            full = f"- {record.latest} (`{shown}`){earlier}"
+            short = f"- {record.latest} (`{signals.clip(command, 60)}`)"
+            out.append(
+                Item(1 if rank == last else 2, rank, (full, short) if full != short else (full,))
+            )
+        return out
+
+    _LINE = re.compile(r"^(.*?) \(`(.*)`\)(?: \(earlier: (.*)\))?$")
+
+    def parse(self, state: TestsState, item: str) -> None:
+        if m := self._LINE.match(item):
+            state.runs[m.group(2)] = TestRecord(m.group(1), m.group(3) or "")
+        elif item:
+            state.runs[item] = TestRecord(item)
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+@dataclass
+class CommandRecord:
+    command: str
+    outcome: str
+    failed_before: bool = False
+
+
+@dataclass
+class CommandsState:
+    commands: dict[str, CommandRecord] = field(default_factory=dict)  # latest last
+
+
+class Commands(Section[CommandsState]):
+    """Commands run, each with its latest outcome (and whether it failed before)."""
+
+    name = "commands"
+    heading = "## Commands run (outcome)"
+
+    def new(self) -> CommandsState:
+        return CommandsState()
+
+    @staticmethod
+    def _note(
+        state: CommandsState, command: str, outcome: str, failed_before: bool = False
+    ) -> None:
+        previous = state.commands.pop(command, None)
+        failed = failed_before or (
+            previous is not None and (previous.failed_before or previous.outcome != "ok")
+        )
+        state.commands[command] = CommandRecord(command, outcome, failed and outcome == "ok")
+
+    def observe(self, state: CommandsState, event: Event, seq: int) -> None:
+        if isinstance(event, CommandRan):
+            self._note(state, event.command, event.outcome)
+
+    def merge(self, earlier: CommandsState, later: CommandsState) -> CommandsState:
+        merged = CommandsState(dict(earlier.commands))
+        for record in later.commands.values():
+            self._note(merged, record.command, record.outcome, record.failed_before)
+        return merged
+
+    def items(self, state: CommandsState) -> list[Item]:
+        out = []
+        for rank, record in enumerate(state.commands.values()):
+            command = record.command.replace("\n", " ⏎ ")
+            outcome = record.outcome + (" (failed earlier)" if record.failed_before else "")
+            forms = (f"- `{command}` → {outcome}", f"- `{signals.clip(command, 80)}` → {outcome}")
+            out.append(Item(2, rank, forms if forms[0] != forms[1] else forms[:1]))
+        return out
+
+    _LINE = re.compile(r"^`(.*)` → (.+?)( \(failed earlier\))?$")
+
+    def parse(self, state: CommandsState, item: str) -> None:
+        if m := self._LINE.match(item):
+            command = m.group(1).replace(" ⏎ ", "\n")
+            state.commands[command] = CommandRecord(command, m.group(2), bool(m.group(3)))
+
+
+# -- decisions -----------------------------------------------------------------------------
+
+_REVERSAL = re.compile(
+    r"\b(?:scrap|scratch|scrapping|abandon|abandoning|instead|switch(?:ing|ed)?\s+to|"
+    r"change\s+of\s+plan|no\s+longer|revert(?:ing)?|rather\s+than|drop(?:ping)?\s+the|"
+    r"actually|on\s+second\s+thought|not\s+going\s+to|won't\s+(?:use|go))\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Decision:
+    text: str
+    superseded_by: str = ""
+
+
+@dataclass
+class DecisionsState:
+    decisions: list[Decision] = field(default_factory=list)
+
+
+class Decisions(Section[DecisionsState]):
+    """Decisions and plans in order; one a later statement reverses is shown as superseded,
+    never as current."""
+
+    name = "decisions"
+    heading = "## Decisions and plans (standing)"
+    reads = ("## Decisions and plans stated by the assistant",)
+
+    def new(self) -> DecisionsState:
+        return DecisionsState()
+
+    def observe(self, state: DecisionsState, event: Event, seq: int) -> None:
+        if not isinstance(event, AssistantSaid):
+            return
+        for sentence, _todo, _done, decision, _note in signals.prose_signals(event.text):
+            reversal = _REVERSAL.search(sentence) is not None
+            if not (decision or reversal):
+                continue
+            self._add(state, signals.clip(sentence, 300), reversal=reversal)
+
+    @staticmethod
+    def _add(state: DecisionsState, text: str, *, reversal: bool) -> None:
+        if any(d.text == text for d in state.decisions):
+            return
+        if reversal:
+            words = signals.significant_words(text)
+            standing = [d for d in state.decisions if not d.superseded_by]
+            hit = [d for d in standing if words & signals.significant_words(d.text)]
+            for d in hit or standing[-1:]:
+                d.superseded_by = text
+        state.decisions.append(Decision(text))
+
+    def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
+        merged = DecisionsState([Decision(d.text, d.superseded_by) for d in earlier.decisions])
+        for d in later.decisions:
+            if not any(m.text == d.text for m in merged.decisions):
+                merged.decisions.append(Decision(d.text, d.superseded_by))
+        return merged
+
+    def items(self, state: DecisionsState) -> list[Item]:
+        out = []
+        for rank, d in enumerate(state.decisions):
+            if d.superseded_by:
+                out.append(Item(3, rank, _clip_forms(f"- superseded: {d.text}", 300, 120)))
+            else:
+                out.append(Item(1, rank, _clip_forms(f"- {d.text}", 300, 160)))
+        return out
+
+    def parse(self, state: DecisionsState, item: str) -> None:
+        if item.startswith("superseded: "):
+            state.decisions.append(Decision(item[len("superseded: ") :], "a later decision"))
+        else:
+            state.decisions.append(Decision(item))
+
+
+# -- to-dos --------------------------------------------------------------------------------
+
+
+@dataclass
+class TodosState:
+    # The latest list a to-do tool stated (it replaces the list each time), and the to-dos
+    # stated in prose that are still open.
+    listed: list[Todo] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+
+
+def _closes(done_sentence: str, todo: str) -> bool:
+    words = signals.significant_words(done_sentence)
+    todo_words = signals.significant_words(todo)
+    return bool(words) and bool(todo_words) and len(todo_words & words) / len(todo_words) >= 0.6
+
+
+class Todos(Section[TodosState]):
+    """Open to-dos: the latest to-do list's pending and in-progress items, and to-dos said in
+    prose; one later done is listed as done, not as open."""
+
+    name = "todos"
+    heading = "## To-dos"
+    reads = ("## Open to-dos", "## Outstanding to-dos")
+
+    def new(self) -> TodosState:
+        return TodosState()
+
+    def observe(self, state: TodosState, event: Event, seq: int) -> None:
+        if isinstance(event, TodosStated):
+            # The tool states the whole list each time: its latest list is the truth.
+            state.listed = list(event.todos)
+            listed = {t.text for t in event.todos}
+            state.prose = [p for p in state.prose if p not in listed]
+            return
+        if not isinstance(event, AssistantSaid):
+            return
+        for sentence, todo, done, _decision, _note in signals.prose_signals(event.text):
+            clipped = signals.clip(sentence, 300)
+            if todo:
+                if clipped not in state.prose:
+                    state.prose.append(clipped)
+            elif done:
+                closed = [p for p in state.prose if _closes(sentence, p)]
+                state.prose = [p for p in state.prose if p not in closed]
+                state.done.extend(closed)
+
+    def merge(self, earlier: TodosState, later: TodosState) -> TodosState:
+        listed = later.listed if later.listed else list(earlier.listed)
+        prose = [p for p in earlier.prose if p not in later.done]
+        prose += [p for p in later.prose if p not in prose]
+        return TodosState(listed, prose, [*earlier.done, *later.done])
+
+    def items(self, state: TodosState) -> list[Item]:
+        out = []
+        for rank, todo in enumerate(state.listed):
+            if todo.status in ("pending", "in_progress"):
+                mark = "[in progress] " if todo.status == "in_progress" else ""
+                out.append(Item(1, rank, _clip_forms(f"- {mark}{todo.text}", 300, 120)))
+            else:
+                out.append(Item(3, rank, _clip_forms(f"- [{todo.status}] {todo.text}", 200, 80)))
+        base = len(state.listed)
+        for rank, text in enumerate(state.prose):
+            out.append(Item(1, base + rank, _clip_forms(f"- {text}", 300, 120)))
+        return out
+
+    _MARK = re.compile(r"^\[(in progress|completed|cancelled)\] (.*)$", re.DOTALL)
+
+    def parse(self, state: TodosState, item: str) -> None:
+        if m := self._MARK.match(item):
+            status = {"in progress": "in_progress"}.get(m.group(1), m.group(1))
+            state.listed.append(Todo(m.group(2), status))  # type: ignore[arg-type]
+        else:
+            state.prose.append(item)
+
+
+# -- notes: the assistant's telling sentences ---------------------------------------------
+
+_TELLING = re.compile(
+    r"`[^`]+`|\b[0-9a-f]{7,40}\b|\b\d[\d,.]*\s*(?:%|ms|s|kb|mb|gb|tokens|lines|files|tests)?\b"
+    r"|[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|js|tsx|rs|go|java|md|json|yaml|yml|toml|c|h|rb)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class NotesState:
+    notes: list[tuple[int, float, str]] = field(default_factory=list)  # (tier, score, text)
+
+
+class Notes(Section[NotesState]):
+    """What the assistant said that a reader would miss: flagged notes and known failures,
+    answers to the user's questions, the final answer, and sentences carrying identifiers,
+    numbers, paths or commit ids — kept verbatim where the readers cannot tell more."""
+
+    name = "notes"
+    heading = "## Notes by the assistant"
+    reads = ("## Facts to remember",)
+
+    def new(self) -> NotesState:
+        return NotesState()
+
+    def _add(self, state: NotesState, tier: int, score: float, text: str) -> None:
+        for i, (t, s, existing) in enumerate(state.notes):
+            if existing == text:
+                state.notes[i] = (min(t, tier), max(s, score), text)
+                return
+        state.notes.append((tier, score, text))
+
+    def observe(self, state: NotesState, event: Event, seq: int) -> None:
+        if isinstance(event, Finished):
+            self._add(state, 1, seq, signals.clip(event.text.strip(), 600))
+            return
+        if not isinstance(event, AssistantSaid):
+            return
+        for n, (sentence, todo, _done, decision, note) in enumerate(
+            signals.prose_signals(event.text)
+        ):
+            if todo or decision:
+                continue  # the to-do and decision sections have them
+            clipped = signals.clip(sentence, 300)
+            if event.answers is not None and n < 2:
+                self._add(state, 1, seq, clipped)
+            elif note:
+                self._add(state, 2, seq, clipped)
+            elif len(_TELLING.findall(sentence)) >= 1:
+                self._add(state, 3, seq + len(_TELLING.findall(sentence)) * 0.1, clipped)
+
+    def merge(self, earlier: NotesState, later: NotesState) -> NotesState:
+        merged = NotesState(list(earlier.notes))
+        for tier, score, text in later.notes:
+            self._add(merged, tier, score, text)
+        return merged
+
+    def items(self, state: NotesState) -> list[Item]:
+        return [
+            Item(tier, score, _clip_forms(f"- {text}", 600, 300, 140))
+            for tier, score, text in state.notes
+        ]
+
+    def parse(self, state: NotesState, item: str) -> None:
+        self._add(state, 2, len(state.notes), item)
+
+
+# -- identifiers seen in tool output ------------------------------------------------------
+
+
+@dataclass
+class IdentifiersState:
+    identifiers: list[str] = field(default_factory=list)
+
+
+class Identifiers(Section[IdentifiersState]):
+    name = "identifiers"
+    heading = "## Identifiers seen in tool output"
+
+    def new(self) -> IdentifiersState:
+        return IdentifiersState()
+
+    @staticmethod
+    def _note(state: IdentifiersState, identifier: str) -> None:
+        if identifier in state.identifiers:
+            state.identifiers.remove(identifier)
+        state.identifiers.append(identifier)
+
+    def observe(self, state: IdentifiersState, event: Event, seq: int) -> None:
+        if isinstance(event, IdentifiersSeen):
+            for identifier in event.identifiers:
+                self._note(state, identifier)
+
+    def merge(self, earlier: IdentifiersState, later: IdentifiersState) -> IdentifiersState:
+        merged = IdentifiersState(list(earlier.identifiers))
+        for identifier in later.identifiers:
+            self._note(merged, identifier)
+        return merged
+
+    def items(self, state: IdentifiersState) -> list[Item]:
+        return [Item(3, rank, (f"- {i}",)) for rank, i in enumerate(state.identifiers)]
+
+    def parse(self, state: IdentifiersState, item: str) -> None:
+        self._note(state, item)
+
+
+# -- an earlier summary's prose --------------------------------------------------------------
+
+
+@dataclass
+class NarrativeState:
+    texts: list[str] = field(default_factory=list)
+
+
+class Narrative(Section[NarrativeState]):
+    """Prose of an earlier summary (an LLM's, or text in no known shape), kept as it was."""
+
+    name = "narrative"
+    heading = "## Summary"
+    reads = ("## Earlier summary",)
+    prose: ClassVar[bool] = True
+
+    def new(self) -> NarrativeState:
+        return NarrativeState()
+
+    def merge(self, earlier: NarrativeState, later: NarrativeState) -> NarrativeState:
+        return NarrativeState([*earlier.texts, *(t for t in later.texts if t not in earlier.texts)])
+
+    def items(self, state: NarrativeState) -> list[Item]:
+        out = []
+        for rank, text in enumerate(state.texts[-2:]):
+            forms: list[str] = []
+            for limit in (4000, 1200, 400, 160):
+                form = "\n".join(indented(bounded_user_text(text, limit)))
+                if not forms or form != forms[-1]:
+                    forms.append(form)
+            out.append(Item(0, 1e9 + rank, tuple(forms)))
+        return out
+
+    def parse(self, state: NarrativeState, item: str) -> None:
+        if item.strip():
+            state.texts.append(item.strip())
+
+
+def default_sections(user_chars: int = 1200) -> tuple[Section[Any], ...]:
+    """Every section, in the order a digest shows them."""
+    return (
+        Narrative(),
+        UserWords(user_chars),
+        Values(),
+        Files(),
+        Errors(),
+        Tests(),
+        Decisions(),
+        Todos(),
+        Commands(),
+        Notes(),
+        Identifiers(),
+    )
+
+
+__all__: Sequence[str] = ("Item", "Section", "bounded_user_text", "default_sections")

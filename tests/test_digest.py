@@ -1,0 +1,393 @@
+from __future__ import annotations
+
+import json
+
+from compaction.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from compaction.summarize import signals
+from compaction.summarize.digest import (
+    Ledger,
+    extract_ledger,
+    parse_ledger,
+    render,
+    summary_message,
+)
+
+
+def rendered(ledger: Ledger, budget: int | None = None) -> str:
+    return summary_message(render(ledger, budget), ledger.messages).text
+
+
+def user_messages(ledger: Ledger) -> list[str]:
+    return [text for _, text in ledger.state("user").texts]
+
+
+def call(call_id: str, name: str, **arguments: object) -> Message:
+    return Message("assistant", (ToolCallPart(call_id, name, json.dumps(arguments)),))
+
+
+def result(call_id: str, text: str, *, is_error: bool = False) -> Message:
+    return Message("tool", (ToolResultPart(call_id, (TextPart(text),), is_error),))
+
+
+def say(role: str, text: str) -> Message:
+    return Message.text_message(role, text)  # type: ignore[arg-type]
+
+
+def test_files_by_operation_and_precedence() -> None:
+    ledger = extract_ledger(
+        [
+            call("1", "read_file", path="src/app.py"),
+            result("1", "print('x')"),
+            call("2", "edit_file", path="src/app.py", old="x", new="y"),
+            result("2", "ok"),
+            call("3", "write_file", path="src/new.py", content="x"),
+            result("3", "ok"),
+            call("4", "bash", command="rm build/old.txt && sed -i 's/a/b/' setup.cfg"),
+            result("4", ""),
+            call("5", "read_file", path="README.md"),
+            result("5", "# readme"),
+        ]
+    )
+    assert ledger.state("files").files == {
+        "src/app.py": "modified",
+        "src/new.py": "created",
+        "build/old.txt": "deleted",
+        "setup.cfg": "modified",
+        "README.md": "read",
+    }
+
+
+def test_commands_outcomes_and_errors_resolve_when_the_command_passes() -> None:
+    failing = (
+        "tests/test_x.py F\nE       KeyError: 'session_id'\n"
+        "FAILED tests/test_x.py::test_login - KeyError: 'session_id'\n1 failed, 3 passed in 0.2s"
+    )
+    ledger = extract_ledger(
+        [
+            call("1", "bash", command="pytest tests/test_x.py"),
+            result("1", failing),
+            call("2", "bash", command="pip install nope"),
+            result("2", "ERROR: No matching distribution found for nope\nexit code 1"),
+        ]
+    )
+    assert [(c.command, c.outcome) for c in ledger.state("commands").commands.values()] == [
+        ("pytest tests/test_x.py", "failed"),
+        ("pip install nope", "exit 1"),
+    ]
+    errors = ledger.state("errors").errors
+    assert any("KeyError: 'session_id'" in e.text for e in errors if e.open)
+    assert ledger.state("tests").runs["pytest tests/test_x.py"].latest == "1 failed, 3 passed"
+    later = extract_ledger(
+        [
+            call("1", "bash", command="pytest tests/test_x.py"),
+            result("1", failing),
+            call("9", "bash", command="pytest tests/test_x.py"),
+            result("9", "4 passed in 0.1s"),
+        ]
+    )
+    assert not [e for e in later.state("errors").errors if e.open]
+    run = later.state("tests").runs["pytest tests/test_x.py"]
+    assert run.latest == "4 passed"
+    assert run.first_failure == "1 failed, 3 passed", "the failure fixed since is kept"
+
+
+def test_uncued_decisions_and_todos_are_found() -> None:
+    ledger = extract_ledger(
+        [
+            say(
+                "assistant",
+                "Let's open the config loader first. I'll go with an LRU here since the keys "
+                "are bounded. Still left: wire the --verbose flag into the CLI. "
+                "We'll also need to update the changelog.",
+            ),
+            say("assistant", "Going with option B — the adapter keeps the client untouched."),
+        ]
+    )
+    decisions = [d.text for d in ledger.state("decisions").decisions]
+    todos = ledger.state("todos").prose
+    assert any("LRU" in d for d in decisions)
+    assert any("option B" in d for d in decisions)
+    assert not any("open the config loader" in d for d in decisions)
+    assert any("--verbose flag" in t for t in todos)
+    assert any("changelog" in t for t in todos)
+
+
+def test_done_closes_a_todo() -> None:
+    ledger = extract_ledger(
+        [
+            say("assistant", "TODO: add retry to fetch_remote."),
+            say("assistant", "Added retry to fetch_remote with exponential backoff."),
+        ]
+    )
+    assert ledger.state("todos").prose == []
+
+
+def test_user_values_latest_wins() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Please set the timeout to 30s."),
+            say("user", "Actually, set the timeout to 45 seconds and retries should be 5."),
+        ]
+    )
+    values = ledger.state("values").values
+    assert (values["timeout"].value, values["timeout"].earlier) == ("45 seconds", ["30s"])
+    assert (values["retries"].value, values["retries"].earlier) == ("5", [])
+
+
+def test_long_user_message_keeps_head_tail_and_constraints() -> None:
+    middle = " ".join(f"Filler sentence number {i} about nothing." for i in range(200))
+    text = (
+        "Start of the task. "
+        + middle
+        + " You must never touch the migrations folder. "
+        + middle
+        + " End."
+    )
+    ledger = extract_ledger([say("user", text)], user_chars=400)
+    [kept] = [
+        line for line in rendered(ledger).splitlines() if line.startswith("- Start of the task")
+    ]
+    kept = kept[2:]
+    assert kept.startswith("Start of the task.")
+    assert kept.endswith("End.")
+    assert "never touch the migrations folder" in kept
+    assert len(kept) < len(text) // 5
+
+
+def test_render_parse_round_trip_preserves_the_ledger() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Fix the login bug.\nDon't touch the migrations folder."),
+            call("1", "edit_file", path="src/auth.py"),
+            result("1", "ok"),
+            call("2", "bash", command="pytest -x"),
+            result("2", "E   ValueError: bad token\n1 failed in 0.1s"),
+            say("assistant", "Decision: use sqlite for the cache. TODO: add a migration test."),
+            say("user", "set the port to 8080"),
+        ]
+    )
+    text = rendered(ledger)
+    parsed = parse_ledger(text)
+    parsed.messages = ledger.messages
+    assert user_messages(parsed) == user_messages(ledger)
+    assert parsed.state("files").files == ledger.state("files").files
+    assert parsed.state("commands").commands.keys() == ledger.state("commands").commands.keys()
+    assert [e.text for e in parsed.state("errors").errors] == [
+        e.text for e in ledger.state("errors").errors
+    ]
+    assert [d.text for d in parsed.state("decisions").decisions] == [
+        d.text for d in ledger.state("decisions").decisions
+    ]
+    assert parsed.state("todos").prose == ledger.state("todos").prose
+    assert parsed.state("values").values.keys() == ledger.state("values").values.keys()
+    assert rendered(parsed) == text
+
+
+def test_error_lines_prefer_the_exception_line() -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "app.py", line 3, in <module>\n'
+        "    main()\n"
+        "ZeroDivisionError: division by zero\n"
+    )
+    assert signals.error_lines(trace)[0] == "ZeroDivisionError: division by zero"
+    assert signals.error_lines("all good\n3 passed") == []
+
+
+def test_paths_and_non_paths() -> None:
+    assert signals.looks_like_path("src/app/models.py")
+    assert signals.looks_like_path("README.md")
+    assert not signals.looks_like_path("e.g.")
+    assert not signals.looks_like_path("https://example.com/x.py")
+    assert not signals.looks_like_path("3.14")
+
+
+def test_json_wrapped_shell_output_is_read_as_text() -> None:
+    wrapped = json.dumps(
+        {
+            "stdout": "collecting ...\nE   KeyError: 'etag'\n1 failed, 2 passed in 0.1s",
+            "stderr": "",
+            "exit_code": 1,
+        }
+    )
+    outcome, errors = signals.outcome_of(wrapped)
+    assert outcome == "exit 1"
+    assert any("KeyError: 'etag'" in e for e in errors)
+    assert signals.test_summary(wrapped) == "1 failed, 2 passed"
+    plain_json = json.dumps({"items": [1, 2], "next": None})
+    assert signals.unwrap_output(plain_json) == plain_json
+
+
+def test_identifiers_from_json_and_prose() -> None:
+    reply = json.dumps({"deployment_id": "dep_28338044c6a6d33f", "status": "ok", "n": 3})
+    assert signals.identifiers(reply) == ("deployment_id=dep_28338044c6a6d33f",)
+    found = signals.identifiers("see JIRA-4821 and 123e4567-e89b-12d3-a456-426614174000, UTF-8")
+    assert found == ("JIRA-4821", "123e4567-e89b-12d3-a456-426614174000")
+
+
+def test_identifiers_survive_masking_into_the_digest() -> None:
+    reply = json.dumps({"request_id": "req_daa2d6ffef589c88", "rows": list(range(400))})
+    ledger = extract_ledger([call("1", "http_get", url="/api"), result("1", reply)])
+    assert ledger.state("identifiers").identifiers == ["request_id=req_daa2d6ffef589c88"]
+    text = rendered(ledger)
+    assert "request_id=req_daa2d6ffef589c88" in text
+    assert parse_ledger(text).state("identifiers").identifiers == [
+        "request_id=req_daa2d6ffef589c88"
+    ]
+
+
+def test_notes_keep_known_failures_and_identifiers_from_prose() -> None:
+    ledger = extract_ledger(
+        [
+            say(
+                "assistant",
+                "Got it, acct_5290f2bf2dac is the sandbox account. scripts/sync.py still fails "
+                "with `validation error for CohortPayload`; not caused by this work, so I'm not "
+                "touching it. Looks good otherwise.",
+            )
+        ]
+    )
+    notes = [text for _, _, text in ledger.state("notes").notes]
+    assert any("acct_5290f2bf2dac" in n for n in notes)
+    assert any("validation error for CohortPayload" in n for n in notes)
+    assert not any("Looks good" in n for n in notes)
+
+
+def test_a_smaller_room_keeps_the_user_words_longest_and_is_never_empty() -> None:
+    ledger = extract_ledger(
+        [say("user", "Never log tokens or API keys, not even at debug level.")]
+        + [say("assistant", f"I'll go with option {i} since it is simpler.") for i in range(30)]
+    )
+    budgets = (None, 2000, 1000, 400, 150, 60, 0)
+    sizes = [len("\n".join(render(ledger, b))) for b in budgets]
+    assert sizes == sorted(sizes, reverse=True)
+    for budget in budgets:
+        lines = render(ledger, budget)
+        if budget is not None:
+            assert len("\n".join(lines)) <= max(budget, len("\n".join(lines[:3])))
+        assert any("Never log tokens or API keys" in line for line in lines), budget
+
+
+def test_shell_commands_redirections_and_quotes() -> None:
+    ops = signals.file_ops_of_command(
+        "cat 'notes v2.md' > out.txt; mv a.py b.py && python run.py 2>&1 >log.txt # x.py"
+    )
+    assert ops == (
+        ("out.txt", "written"),
+        ("log.txt", "written"),
+        ("a.py", "deleted"),
+        ("b.py", "created"),
+        ("run.py", "read"),
+    )
+
+
+def todo_call(call_id: str, *items: tuple[str, str]) -> Message:
+    todos = [{"content": text, "status": status, "activeForm": text} for text, status in items]
+    return call(call_id, "TodoWrite", todos=todos)
+
+
+def test_the_latest_todo_list_is_the_state_and_done_items_are_not_open() -> None:
+    ledger = extract_ledger(
+        [
+            todo_call("1", ("Add the retry flag", "pending"), ("Write the docs", "pending")),
+            result("1", "Todos have been modified successfully."),
+            todo_call("2", ("Add the retry flag", "completed"), ("Write the docs", "in_progress")),
+            result("2", "Todos have been modified successfully."),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- [in progress] Write the docs" in text
+    assert "- [completed] Add the retry flag" in text
+    assert "- Add the retry flag" not in text, "a to-do later done is not listed as open"
+
+
+def test_an_error_fixed_later_is_kept_with_what_fixed_it() -> None:
+    ledger = extract_ledger(
+        [
+            call("1", "Bash", command="pytest tests/test_api.py"),
+            result("1", "E   TypeError: unsupported operand\n1 failed, 4 passed in 0.3s"),
+            call("2", "Edit", file_path="src/api.py", old_string="a", new_string="b"),
+            result("2", "The file src/api.py has been updated."),
+            call("3", "Bash", command="pytest tests/test_api.py"),
+            result("3", "5 passed in 0.2s"),
+        ]
+    )
+    text = rendered(ledger)
+    assert "fixed: E   TypeError: unsupported operand" in text or "fixed: TypeError" in text
+    assert "`pytest tests/test_api.py` passed after changing src/api.py" in text
+    assert "- open:" not in text
+    assert "5 passed (`pytest tests/test_api.py`) (earlier: 1 failed, 4 passed)" in text
+
+
+def test_a_reversed_plan_shows_only_the_standing_one_as_current() -> None:
+    ledger = extract_ledger(
+        [
+            say("assistant", "I'll use Redis for the session cache since it is shared."),
+            say("assistant", "Scrap the Redis cache idea: switching to an in-process LRU cache."),
+        ]
+    )
+    standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
+    assert standing == ["Scrap the Redis cache idea: switching to an in-process LRU cache."]
+    text = rendered(ledger)
+    assert "- superseded: I'll use Redis" in text
+
+
+def test_a_value_changed_in_other_words_is_never_stated_stale() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Set the cache ttl to 10 minutes."),
+            say("user", "Hmm, make it 30 minutes instead of 10 minutes."),
+            say("user", "Set the flush interval to 750 ms."),
+            say("user", "Make the flush interval 1500 milliseconds."),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- cache ttl: 30 minutes (earlier: 10 minutes)" in text
+    assert "- flush interval: 1500 milliseconds" in text
+    assert "- flush interval: 750" not in text
+
+
+def test_a_change_the_readers_cannot_parse_is_quoted_not_guessed() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Set the batch size to 64."),
+            say("user", "On reflection the batch size of 64 is too big, halve it."),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- batch size: 64" not in text
+    assert "batch size: unsettled" in text and "halve it" in text
+
+
+def test_the_answer_to_a_user_question_is_kept_verbatim() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Which commit introduced the regression?"),
+            say("assistant", "It is dd72245. That commit changed the retry loop."),
+        ]
+    )
+    assert "It is dd72245." in rendered(ledger)
+
+
+def test_a_digest_of_a_digest_keeps_its_content() -> None:
+    first = extract_ledger(
+        [
+            say("user", "Keep the public API stable."),
+            call("1", "Write", file_path="src/new.py", content="x"),
+            result("1", "File created successfully at: src/new.py"),
+        ]
+    )
+    second = extract_ledger(
+        [
+            summary_message(render(first), first.messages),
+            call("2", "Edit", file_path="src/old.py", old_string="a", new_string="b"),
+            result("2", "ok"),
+        ]
+    )
+    text = rendered(second)
+    for expected in (
+        "Keep the public API stable.",
+        "src/new.py (created)",
+        "src/old.py (modified)",
+    ):
+        assert expected in text
