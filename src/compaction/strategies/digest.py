@@ -59,7 +59,8 @@ class DigestRendering:
         chars = int(budget * per_token) - envelope_chars(self.count, short=short)
         message = full
         for _ in range(6):
-            message = summary_message(render(self.ledger, max(chars, 0)), self.count, short=short)
+            lines = render(self.ledger, max(chars, 0))
+            message = summary_message(lines, self.count, short=short, full=full.text)
             tokens = self.measure(message)
             if tokens <= budget or chars <= 0:
                 return message
@@ -113,13 +114,9 @@ class DigestStrategy(BaseModel):
                 continue  # only an earlier summary: nothing new to fold in
             start = shifted[0].start
             stop, rendering = self._choose(work, shifted)
-            room = (
-                None
-                if work.target is None
-                else work.target - (work.total() - work.span_tokens(start, stop))
-            )
-            summary = rendering.render(None if room is None else max(room, 0))
-            work.replace_span(start, stop, [summary], "digested", resizable=rendering)
+            # In full: the pipeline shrinks summaries, all in proportion, only once every
+            # strategy had its turn (shrinking loses old facts; the recent tail goes first).
+            work.replace_span(start, stop, [rendering.full()], "digested", resizable=rendering)
             replaced += rendering.count
             made += 1
             shift += stop - start - 1

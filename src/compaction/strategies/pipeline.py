@@ -74,11 +74,17 @@ def settle(work: Workspace) -> StepReport | None:
     summaries = [i for i, s in enumerate(work.slots) if s.resizable is not None]
     details: list[str] = []
     if not work.fits():
-        for index in summaries:  # oldest first: the newest summary keeps most
+        # Each summary gives in proportion to its size, so that no span's facts go first.
+        over = work.over_by()
+        sizes = {i: work.slots[i].tokens for i in summaries}
+        whole = sum(sizes.values()) or 1
+        for index in summaries:
+            share = -(-over * sizes[index] // whole)  # rounded up
+            work.resize(index, max(sizes[index] - share, 0))
+        for index in summaries:  # what rounding left over, oldest first
             if work.fits():
                 break
-            budget = max(work.slots[index].tokens - work.over_by(), 0)
-            work.resize(index, budget)
+            work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
         shortened = 0
         if not work.fits():
             shortened = shorten_live(work)
@@ -98,13 +104,16 @@ def settle(work: Workspace) -> StepReport | None:
             + (f", {dropped} dropped for want of room" if dropped else "")
         )
     else:
-        for index in reversed(summaries):  # newest first
-            room = work.target - work.total()
-            if room <= 0:
-                break
-            work.resize(index, work.slots[index].tokens + room)
-            if not work.fits():  # a rendering may overshoot a tight room by a line
-                work.resize(index, work.slots[index].tokens - work.over_by())
+        # Room left goes to the summaries in proportion to what each lacks of its full size.
+        wanted = {i: full_tokens(work, i) - work.slots[i].tokens for i in summaries}
+        lacking = sum(w for w in wanted.values() if w > 0)
+        room = work.target - work.total()
+        for index in summaries:
+            if wanted[index] > 0 and room > 0:
+                grant = room * wanted[index] // max(lacking, 1)
+                work.resize(index, work.slots[index].tokens + grant)
+                if not work.fits():  # a rendering may overshoot a tight room by a line
+                    work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
         restored = 0
         for index in range(len(work.slots) - 1, -1, -1):
             slot = work.slots[index]
@@ -118,6 +127,12 @@ def settle(work: Workspace) -> StepReport | None:
     if work.total() == before and not details:
         return None
     return StepReport("settle", before, work.total(), 0, "; ".join(details))
+
+
+def full_tokens(work: Workspace, index: int) -> int:
+    """What the summary at `index` takes in full."""
+    resizable = work.slots[index].resizable
+    return work.measure(resizable.render(None)) if resizable is not None else 0
 
 
 def shorten_live(work: Workspace) -> int:

@@ -23,7 +23,7 @@ from compaction.messages import (
     ToolResultPart,
 )
 from compaction.summarize import signals, tools
-from compaction.summarize.digest.format import read_placeholder
+from compaction.summarize.digest.format import full_text, read_placeholder
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +123,7 @@ class Reader:
 
     def read(self, message: Message) -> Iterator[Event]:
         for summary in (p for p in message.parts if isinstance(p, SummaryPart)):
-            yield EarlierSummary(summary.text, summary.replaced)
+            yield EarlierSummary(full_text(summary), summary.replaced)
         if message.is_summary:
             return
         if is_observation(message):

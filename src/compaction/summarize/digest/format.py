@@ -24,13 +24,28 @@ SHORT_PREAMBLE = "Summary of earlier context by the compaction system, not the u
 _FIXED_LINES = {OPEN_TAG, CLOSE_TAG, PREAMBLE, SHORT_PREAMBLE}
 
 
-def summary_message(lines: Sequence[str], replaced: int, *, short: bool = False) -> Message:
+# Where a summary rendered smaller than in full keeps its full text (never sent to a model:
+# dialects encode a summary's text only), so that the next compaction merges everything.
+FULL_TEXT_KEY = "compaction.full"
+
+
+def summary_message(
+    lines: Sequence[str], replaced: int, *, short: bool = False, full: str | None = None
+) -> Message:
     """A summary message around `lines`: header, tags, preamble. User role, so that no
-    dialect reads it as an instruction of the system; the preamble says who wrote it."""
+    dialect reads it as an instruction of the system; the preamble says who wrote it.
+    `full` is the full rendering when `lines` are fewer, kept beside the text."""
     preamble = SHORT_PREAMBLE if short else PREAMBLE
     body = "\n".join([OPEN_TAG, preamble, *lines, CLOSE_TAG])
     text = f"{summary_header(replaced, len(body))}\n{body}"
-    return Message("user", (SummaryPart(text, replaced),))
+    extra = {FULL_TEXT_KEY: full} if full is not None and full != text else {}
+    return Message("user", (SummaryPart(text, replaced, provider_data=extra),))
+
+
+def full_text(part: SummaryPart) -> str:
+    """The fullest text a summary has: its full rendering if it was shrunk, else its text."""
+    full = part.provider_data.get(FULL_TEXT_KEY)
+    return full if isinstance(full, str) else part.text
 
 
 def envelope_chars(replaced: int, *, short: bool) -> int:

@@ -90,9 +90,9 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
     """The ledger's sections as lines (each section a blank line, its heading, its items),
     holding at most `budget_chars` characters (None: everything, in full).
 
-    Items go in by tier (0 first), and within a tier by rank (highest first); each tier first
-    takes its items in their shortest forms, then grows them to fuller ones while there is
-    room. At least one item is always kept, in its shortest form."""
+    Items go in by tier (0 first), and within a tier by rank (highest first): the must-haves
+    (tiers 0 to 2) first in their shortest forms, then grown to fuller ones while there is
+    room; then each lower tier the same way. At least one item is always kept."""
     per_section = ledger.items()
     headings = [s.heading for s in ledger.sections]
     chosen: dict[tuple[int, int], int] = {}  # (section, item) → form index
@@ -103,24 +103,26 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
         return _lines(per_section, headings, chosen)
     used = 0
     opened: set[int] = set()
-    candidates = sorted(
-        (
-            (item.tier, -item.rank, si, ii)
-            for si, items in enumerate(per_section)
-            for ii, item in enumerate(items)
-        ),
+    order = sorted(
+        (item.tier, -item.rank, si, ii)
+        for si, items in enumerate(per_section)
+        for ii, item in enumerate(items)
     )
-    tiers = sorted({c[0] for c in candidates})
-    for tier in tiers:
-        in_tier = [c for c in candidates if c[0] == tier]
-        for _, _, si, ii in in_tier:
-            form = per_section[si][ii].forms[-1]
-            cost = len(form) + 1 + (0 if si in opened else len(headings[si]) + 2)
+    # The must-haves (tiers 0 to 2) first in their shortest forms, then grown; then each
+    # lower tier the same way: breadth before depth, importance before both.
+    phases = [(0, 1, 2), (3,)]
+    seen = {t for phase in phases for t in phase}
+    phases += [(t,) for t in sorted({o[0] for o in order} - seen)]
+    for phase in phases:
+        in_phase = [o for o in order if o[0] in phase]
+        for _, _, si, ii in in_phase:
+            forms = per_section[si][ii].forms
+            cost = len(forms[-1]) + 1 + (0 if si in opened else len(headings[si]) + 2)
             if used + cost <= budget_chars or not chosen:
-                chosen[(si, ii)] = len(per_section[si][ii].forms) - 1
+                chosen[(si, ii)] = len(forms) - 1
                 used += cost
                 opened.add(si)
-        for _, _, si, ii in in_tier:
+        for _, _, si, ii in in_phase:
             if (si, ii) not in chosen:
                 continue
             forms = per_section[si][ii].forms

@@ -256,8 +256,7 @@ class Values(Section[ValuesState]):
                 out.append(Item(0, rank, forms))
                 continue
             was = f" (earlier: {', '.join(record.earlier)})" if record.earlier else ""
-            forms = (f"- {key}: {record.value}{was}", f"- {key}: {record.value}")
-            out.append(Item(0, rank, forms if was else forms[1:]))
+            out.append(Item(0, rank, (f"- {key}: {record.value}{was}",)))
         return out
 
     _LINE = re.compile(r"^([^:]+): (.*?)(?: \(earlier: (.*)\))?$")
@@ -565,8 +564,7 @@ class Commands(Section[CommandsState]):
         for rank, record in enumerate(state.commands.values()):
             command = record.command.replace("\n", " ⏎ ")
             outcome = record.outcome + (" (failed earlier)" if record.failed_before else "")
-            forms = (f"- `{command}` → {outcome}", f"- `{signals.clip(command, 80)}` → {outcome}")
-            out.append(Item(2, rank, forms if forms[0] != forms[1] else forms[:1]))
+            out.append(Item(2, rank, (f"- `{command}` → {outcome}",)))
         return out
 
     _LINE = re.compile(r"^`(.*)` → (.+?)( \(failed earlier\))?$")
