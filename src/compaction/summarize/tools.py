@@ -869,6 +869,9 @@ NAME_WORD_OPS: tuple[tuple[FileOp, frozenset[str]], ...] = (
         ),
     ),
 )
+_FALLBACK_TODOS = TodoShape(
+    text_keys=("content", "text", "title", "description", "step", "subject")
+)
 _PATCH_START = re.compile(r"^\s*(?:\*\*\* Begin Patch|diff --git |--- \S)", re.MULTILINE)
 
 
@@ -896,7 +899,7 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
                 yield from (Action("file", path=p, op=op) for p, op in files)
                 return
     if "todos" in arguments:
-        todos = _todos(arguments["todos"], _ITEMS)
+        todos = _todos(arguments["todos"], _FALLBACK_TODOS)
         if todos:
             yield Action("todos", todos=todos)
             return
@@ -947,14 +950,18 @@ def files_in_patch(text: str) -> tuple[tuple[str, FileOp], ...]:
         line = lines[index]
         index += 1
         if old_left > 0 or new_left > 0:
-            # Inside a hunk with counts: its lines are content, whatever they look like.
-            if line.startswith("-"):
-                old_left -= 1
-            elif line.startswith("+"):
-                new_left -= 1
-            elif not line.startswith("\\"):
-                old_left, new_left = old_left - 1, new_left - 1
-            continue
+            # Inside a hunk with counts its lines are content, whatever they look like,
+            # unless they plainly start the next file (model-written counts are often off).
+            if _starts_file(lines, index - 1):
+                old_left = new_left = 0
+            else:
+                if line.startswith("-"):
+                    old_left -= 1
+                elif line.startswith("+"):
+                    new_left -= 1
+                elif not line.startswith("\\"):
+                    old_left, new_left = old_left - 1, new_left - 1
+                continue
         marker = _PATCH_MARKER.match(line)
         if marker:
             if marker.group(3) is not None:
@@ -1001,7 +1008,10 @@ def files_in_patch(text: str) -> tuple[tuple[str, FileOp], ...]:
             if git is not None and git_decided:
                 continue
             git_decided = git is not None
-            if git is not None or (old.startswith("a/") and new.startswith("b/")):
+            # The side prefixes are git's; a `/dev/null` side means the other one has its own.
+            sided = old.startswith("a/") or old == "/dev/null"
+            sided = sided and (new.startswith("b/") or new == "/dev/null")
+            if git is not None or sided:
                 old, new = _strip_side(old, "a/"), _strip_side(new, "b/")
             if old == "/dev/null" and new != "/dev/null":
                 note(new, "created")
@@ -1012,6 +1022,18 @@ def files_in_patch(text: str) -> tuple[tuple[str, FileOp], ...]:
     if git is not None and not git_decided:
         note(git[1], "modified")
     return tuple(files.items())
+
+
+def _starts_file(lines: Sequence[str], index: int) -> bool:
+    line = lines[index]
+    if line.startswith("diff --git ") or _PATCH_MARKER.match(line):
+        return True
+    return (
+        line.startswith("--- ")
+        and index + 2 < len(lines)
+        and lines[index + 1].startswith("+++ ")
+        and lines[index + 2].startswith("@@")
+    )
 
 
 def _diff_path(raw: str) -> str:
@@ -1040,7 +1062,7 @@ _FENCED = re.compile(
 # Fence tags a shell action is written in (mini-SWE-agent's own tag included); an untagged
 # fence and a `<command>` tag are actions too.
 SHELL_FENCES = frozenset(
-    {"", "bash", "sh", "shell", "zsh", "console", "terminal", "mswea_bash_command"}
+    {"", "command", "bash", "sh", "shell", "zsh", "console", "terminal", "mswea_bash_command"}
 )
 _DIFF_FENCES = frozenset({"diff", "patch", "udiff"})
 
@@ -1070,22 +1092,49 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
     for path, op in _search_replace_files(text):
         note(path, op)
     blocks = [
-        (tag.lower(), body if fence else tagged)
-        for fence, tag, body, tagged in _FENCED.findall(text)
+        (
+            "command" if not fence else tag.lower(),
+            body if fence else tagged,
+            _line_before(text, match.start()),
+        )
+        for match in _FENCED.finditer(text)
+        for fence, tag, body, tagged in [match.groups()]
     ]
-    for tag, body in blocks:
+    for tag, body, _before in blocks:
         if tag in _DIFF_FENCES or (tag == "" and _PATCH_START.match(body)):
             for path, op in files_in_patch(body):
                 note(path, op)
-    if "*** Begin Patch" in text and not any("*** Begin Patch" in body for _, body in blocks):
+    if "*** Begin Patch" in text and not any("*** Begin Patch" in b for _, b, _ in blocks):
         for path, op in files_in_patch(text):
             note(path, op)
     actions = [Action("file", path=p, op=op) for p, op in files.items()]
     if blocks:
-        tag, body = blocks[-1]
-        if tag in SHELL_FENCES and not _is_edit_block(body):
+        tag, body, before = blocks[-1]
+        if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
             actions.extend(_text_action(body))
     return tuple(actions)
+
+
+def _line_before(text: str, position: int) -> str:
+    end = text.rfind("\n", 0, position)
+    if end <= 0:
+        return ""
+    return text[text.rfind("\n", 0, end) + 1 : end].strip()
+
+
+_COMMAND_START = re.compile(r"^(?:[A-Za-z_]\w*=\S*\s+)*[\w./~-][\w./~+:-]*(?:\s|$)")
+
+
+def _is_action(tag: str, body: str, before: str) -> bool:
+    """Whether a shell-tagged block reads as an action. An untagged fence is also how models
+    quote code and prose, so it counts only when its first line starts like a command and it
+    does not follow a file name (aider's whole-file edit format)."""
+    if tag:
+        return True
+    first = body.strip().split("\n", 1)[0]
+    if not _COMMAND_START.match(first):
+        return False
+    return not (before and " " not in before and looks_like_path(before.strip("`*:")))
 
 
 def _is_edit_block(body: str) -> bool:
