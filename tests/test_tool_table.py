@@ -766,7 +766,8 @@ PATCHES = [
     ),
     (
         "codex move",
-        "*** Begin Patch\n*** Update File: src/old.py\n*** Move to: src/new.py\n@@\n-a\n+b\n*** End Patch",
+        "*** Begin Patch\n*** Update File: src/old.py\n*** Move to: src/new.py\n"
+        "@@\n-a\n+b\n*** End Patch",
         (("src/old.py", "deleted"), ("src/new.py", "created")),
     ),
     (
@@ -782,7 +783,8 @@ PATCHES = [
     ),
     (
         "unified with timestamps, no prefixes",
-        "--- lib/util.c\t2024-01-01 10:00:00\n+++ lib/util.c\t2024-01-02 10:00:00\n@@ -1 +1 @@\n-a\n+b\n",
+        "--- lib/util.c\t2024-01-01 10:00:00\n+++ lib/util.c\t2024-01-02 10:00:00\n"
+        "@@ -1 +1 @@\n-a\n+b\n",
         (("lib/util.c", "modified"),),
     ),
     (
@@ -888,7 +890,8 @@ TEXTS = [
     ),
     (
         "aider udiff and a suggested command",
-        "Here is the diff:\n\n```diff\n--- web/src/App.tsx\n+++ web/src/App.tsx\n@@ ... @@\n-a\n+b\n```\n\n"
+        "Here is the diff:\n\n```diff\n--- web/src/App.tsx\n+++ web/src/App.tsx\n"
+        "@@ ... @@\n-a\n+b\n```\n\n"
         "Then run:\n\n```bash\nnpm test\n```\n",
         (file("web/src/App.tsx", "modified"), command("npm test")),
     ),
@@ -967,8 +970,8 @@ RESULTS = [
     (
         "codex unified exec with its command line",
         None,
-        "Command: /bin/zsh -lc 'make'\nChunk ID: 1\nWall time: 1.0 seconds\nProcess exited with code 2\n"
-        "Output:\n",
+        "Command: /bin/zsh -lc 'make'\nChunk ID: 1\nWall time: 1.0 seconds\n"
+        "Process exited with code 2\nOutput:\n",
         2,
     ),
     (
