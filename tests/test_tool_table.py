@@ -348,6 +348,50 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
         (Action("delegate", text="Continue with phase 2"),),
     ),
     ("cline", "ask_followup_question", {"question": "Which bucket?", "options": "[]"}, ()),
+    # --- Cline's SDK agent
+    (
+        "cline-sdk",
+        "read_files",
+        {"files": [{"path": "/r/a.ts", "start_line": 1, "end_line": 40}, {"path": "/r/b.ts"}]},
+        (file("/r/a.ts", "read"), file("/r/b.ts", "read")),
+    ),
+    ("cline-sdk", "read_files", {"file_paths": ["/r/c.ts"]}, (file("/r/c.ts", "read"),)),
+    (
+        "cline-sdk",
+        "editor",
+        {"path": "/r/a.ts", "old_text": "a", "new_text": "b"},
+        (file("/r/a.ts", "modified"),),
+    ),
+    (
+        "cline-sdk",
+        "editor",
+        {"path": "/r/a.ts", "new_text": "b", "insert_line": 3},
+        (file("/r/a.ts", "modified"),),
+    ),
+    (
+        "cline-sdk",
+        "editor",
+        {"path": "/r/new.ts", "old_text": None, "new_text": "x"},
+        (file("/r/new.ts", "written"),),
+    ),
+    (
+        "cline-sdk",
+        "run_commands",
+        {"commands": ["npm test", {"command": "rm", "args": ["-f", "out.log"]}]},
+        (command("npm test"), command("rm -f out.log"), file("out.log", "deleted")),
+    ),
+    (
+        "cline-sdk",
+        "search_codebase",
+        {"queries": ["getStorage", "firebase-admin"]},
+        (Action("search", text="getStorage | firebase-admin"),),
+    ),
+    (
+        "cline-sdk",
+        "submit_and_exit",
+        {"summary": "Fixed and verified", "verified": True},
+        (Action("final", text="Fixed and verified"),),
+    ),
     # --- Roo-Code
     (
         "roo-code",

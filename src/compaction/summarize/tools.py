@@ -130,6 +130,12 @@ class ToolMeaning:
     move_keys: tuple[str, str] | None = None
     # An editor command that acts on the open file when no path argument is given.
     acts_on_open_file: bool = False
+    # An editor that writes the file whole unless one of these arguments is given (then it
+    # edits part of it): Cline's `editor` creates a missing file from `new_text`.
+    partial_edit_keys: tuple[str, ...] = ()
+    # The command argument holds a list of separate commands (each a string, or an object
+    # with `command` and `args`), not one argv.
+    command_list: bool = False
     # The positional signature of a command written as text (SWE-agent without function
     # calling: `open "<path>" [<line_number>]`), naming each position's argument.
     positional: tuple[str, ...] | None = None
@@ -218,7 +224,7 @@ TOOLS: tuple[ToolMeaning, ...] = (
     ToolMeaning(
         ("apply_patch",),
         "patch",
-        ("codex", "opencode", "cline", "roo-code"),
+        ("codex", "opencode", "cline", "cline-sdk", "roo-code"),
         patch_keys=("input", "patchText", "patch"),
     ),
     ToolMeaning(
@@ -299,6 +305,26 @@ TOOLS: tuple[ToolMeaning, ...] = (
         ),
         _ROO,
     ),
+    # --- Cline's SDK agent (sdk/packages/core/src/extensions/tools/)
+    _file("read_files", ("cline-sdk",), "read", "files", "paths", "file_paths", "path"),
+    ToolMeaning(
+        ("editor",),
+        "file",
+        ("cline-sdk",),
+        op="modified",
+        path_keys=("path",),
+        partial_edit_keys=("old_text", "insert_line"),
+    ),
+    ToolMeaning(
+        ("run_commands",),
+        "command",
+        ("cline-sdk",),
+        command_keys=("commands", "command", "cmd"),
+        command_list=True,
+    ),
+    ToolMeaning(("search_codebase",), "search", ("cline-sdk",), text_keys=("queries",)),
+    ToolMeaning(("submit_and_exit",), "final", ("cline-sdk",), text_keys=("summary",)),
+    _none(("ask_question", "skills", "fetch_web_content"), ("cline-sdk",)),
     # --- OpenHands (openhands/agenthub/codeact_agent/tools/; the V1 SDK's terminal,
     # file_editor) and Anthropic's text-editor tool, whose sub-commands OpenHands copied.
     _command(("execute_bash", "terminal"), _OPENHANDS, "command"),
@@ -529,8 +555,7 @@ def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[
     if kind == "none":
         return
     if kind == "command":
-        command = _first_command(arguments, row.command_keys)
-        if command is not None:
+        for command in _commands(arguments, row):
             yield from command_actions(command)
         return
     if kind == "patch":
@@ -584,6 +609,8 @@ def _file_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator
         op = ops[sub]
     if op is None:
         return
+    if row.partial_edit_keys and all(arguments.get(k) is None for k in row.partial_edit_keys):
+        op = "written"
     paths = _paths(arguments, row.path_keys)
     if not paths and row.acts_on_open_file:
         yield Action("file", path=None, op=op)
@@ -669,6 +696,28 @@ def _command_file_actions(command: str) -> Iterator[Action]:
 _FILE_OPS = frozenset({"read", "created", "modified", "written", "deleted"})
 
 
+def _commands(arguments: Mapping[str, object], row: ToolMeaning) -> list[str]:
+    if not row.command_list:
+        command = _first_command(arguments, row.command_keys)
+        return [] if command is None else [command]
+    for key in row.command_keys:
+        value = arguments.get(key)
+        items = value if isinstance(value, list) else [value]
+        commands = []
+        for item in items:
+            if isinstance(item, Mapping):
+                args = item.get("args")
+                argv = [item.get("command"), *(args if isinstance(args, list) else [])]
+                text = command_text(argv if len(argv) > 1 else argv[0])
+            else:
+                text = command_text(item)
+            if text is not None:
+                commands.append(text)
+        if commands:
+            return commands
+    return []
+
+
 def _first_command(arguments: Mapping[str, object], keys: Sequence[str]) -> str | None:
     for key in keys:
         command = command_text(arguments.get(key))
@@ -721,8 +770,12 @@ def _first_path(arguments: Mapping[str, object], keys: Sequence[str]) -> str | N
 
 
 def _first_text(arguments: Mapping[str, object], keys: Sequence[str]) -> str | None:
+    """The text under the first of `keys` present; a list of strings (several queries)
+    joined with ` | `."""
     for key in keys:
         value = arguments.get(key)
+        if isinstance(value, list):
+            value = " | ".join(v.strip() for v in value if isinstance(v, str) and v.strip())
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
