@@ -145,6 +145,8 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
         {"taskId": "2", "status": "deleted"},
         (Action("todo", todos=(Todo("", "cancelled", "2"),)),),
     ),
+    ("claude-code", "TodoWrite", {"todos": []}, (todos(),)),
+    ("claude-code", "TaskUpdate", {"taskId": "3", "owner": "agent-2", "addBlockedBy": ["1"]}, ()),
     (
         "claude-code",
         "Task",

@@ -455,7 +455,7 @@ def _merge(rows: Sequence[ToolMeaning]) -> ToolMeaning:
     their argument keys are tried in table order."""
     first = rows[0]
     for row in rows[1:]:
-        if (row.kind, row.op, row.subcommand_ops) != (first.kind, first.op, first.subcommand_ops):
+        if _behaviour(row) != _behaviour(first):
             raise ValueError(
                 f"tool table: {first.names} ({first.agents}) and {row.names} ({row.agents}) "
                 f"disagree on what a same-named tool does"
@@ -477,6 +477,20 @@ def _merge(rows: Sequence[ToolMeaning]) -> ToolMeaning:
         text_keys=union("text_keys"),
         acts_on_open_file=any(r.acts_on_open_file for r in rows),
         positional=positional,
+    )
+
+
+def _behaviour(row: ToolMeaning) -> tuple[object, ...]:
+    return (
+        row.kind,
+        row.op,
+        row.subcommand_ops,
+        row.todos_subcommands,
+        row.todos_key,
+        row.todo_shape,
+        row.move_keys,
+        row.partial_edit_keys,
+        row.command_list,
     )
 
 
@@ -623,9 +637,12 @@ def _task_update(arguments: Mapping[str, object], row: ToolMeaning) -> Iterator[
     the result: `todo_id_in_result`), `TaskUpdate` changes one by `taskId`."""
     text = _first_text(arguments, row.text_keys) or ""
     task_id = _id_text(arguments.get("taskId"))
-    status = _status(arguments.get("status"))
     if task_id is None and not text:
         return
+    if task_id is not None and not isinstance(arguments.get("status"), str):
+        # An update of owner or dependencies says nothing of the item's state.
+        return
+    status = _status(arguments.get("status"))
     yield Action("todo", todos=(Todo(text, status, task_id),))
 
 
@@ -651,7 +668,7 @@ _FINAL_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL
 
 
 def command_text(value: object) -> str | None:
-    """A command argument as one line of text: a string as given, an argv list joined
+    """A command argument as text: a string as given (stripped), an argv list joined
     shell-style, a `bash -lc SCRIPT` (or `sh -c`, `powershell -Command`) wrapper unwrapped to
     its SCRIPT. None for anything else or an empty command."""
     if isinstance(value, str):
@@ -676,7 +693,7 @@ def command_actions(command: str) -> tuple[Action, ...]:
     heredoc form) counts as the patch's file changes, not as a command."""
     stripped = command.strip()
     program = stripped.split(maxsplit=1)[0].rsplit("/", 1)[-1] if stripped else ""
-    if program in _PATCH_PROGRAMS or (program == "" and "*** Begin Patch" in stripped):
+    if program in _PATCH_PROGRAMS:
         return tuple(Action("file", path=p, op=op) for p, op in files_in_patch(stripped))
     actions = [Action("command", command=stripped)]
     actions.extend(_command_file_actions(stripped))
