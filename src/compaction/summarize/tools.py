@@ -186,7 +186,8 @@ def _names(names: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 TOOLS: tuple[ToolMeaning, ...] = (
-    # --- Claude Code (docs.anthropic.com/en/docs/claude-code/settings#tools-available-to-claude)
+    # --- Claude Code (code.claude.com/docs/en/tools-reference; MultiEdit, LS, NotebookRead and
+    # TodoRead from earlier versions)
     _command("Bash", _CC, "command"),
     _file("Read", _CC, "read", "file_path"),
     _file(("Edit", "MultiEdit"), _CC, "modified", "file_path"),
@@ -215,6 +216,15 @@ TOOLS: tuple[ToolMeaning, ...] = (
             "SlashCommand",
             "ToolSearch",
             "EnterPlanMode",
+            "EnterWorktree",
+            "ExitWorktree",
+            "CronCreate",
+            "CronDelete",
+            "CronList",
+            "LSP",
+            "ListMcpResourcesTool",
+            "ReadMcpResourceTool",
+            "TodoRead",
         ),
         _CC,
     ),
