@@ -641,6 +641,12 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
     ),
     (
         "mcp-filesystem",
+        "edit_file",
+        {"path": "/data/a.txt", "edits": [{"oldText": "a", "newText": "b"}], "dryRun": True},
+        (),
+    ),
+    (
+        "mcp-filesystem",
         "move_file",
         {"source": "/data/a.txt", "destination": "/data/old/a.txt"},
         (file("/data/a.txt", "deleted"), file("/data/old/a.txt", "created")),

@@ -136,6 +136,9 @@ class ToolMeaning:
     # The command argument holds a list of separate commands (each a string, or an object
     # with `command` and `args`), not one argv.
     command_list: bool = False
+    # A call with one of these arguments true only previews its change (the MCP filesystem
+    # server's `edit_file` `dryRun`): it touches nothing.
+    dry_run_keys: tuple[str, ...] = ()
     # The positional signature of a command written as text (SWE-agent without function
     # calling: `open "<path>" [<line_number>]`), naming each position's argument.
     positional: tuple[str, ...] | None = None
@@ -364,14 +367,7 @@ TOOLS: tuple[ToolMeaning, ...] = (
         subcommand_key="command",
         subcommand_ops=_EDITOR_OPS,
     ),
-    _file(
-        "edit_file",
-        ("openhands", "roo-code", "mcp-filesystem"),
-        "modified",
-        "path",
-        "file_path",
-        "target_file",
-    ),
+    _file("edit_file", ("openhands", "roo-code"), "modified", "path", "file_path", "target_file"),
     ToolMeaning(
         ("task_tracker",),
         "todos",
@@ -453,6 +449,14 @@ TOOLS: tuple[ToolMeaning, ...] = (
     # --- MCP filesystem server (modelcontextprotocol/servers src/filesystem)
     _file(("read_text_file", "read_media_file"), _MCP_FS, "read", "path"),
     _file("read_multiple_files", _MCP_FS, "read", "paths"),
+    ToolMeaning(
+        ("edit_file",),
+        "file",
+        _MCP_FS,
+        op="modified",
+        path_keys=("path",),
+        dry_run_keys=("dryRun",),
+    ),
     ToolMeaning(("move_file",), "file", _MCP_FS, move_keys=("source", "destination")),
     _search(("search_files",), _MCP_FS, "path"),
     _search(("list_directory_with_sizes", "directory_tree"), _MCP_FS, "path"),
@@ -485,6 +489,7 @@ def _merge(rows: Sequence[ToolMeaning]) -> ToolMeaning:
         command_keys=union("command_keys"),
         patch_keys=union("patch_keys"),
         text_keys=union("text_keys"),
+        dry_run_keys=union("dry_run_keys"),
         acts_on_open_file=any(r.acts_on_open_file for r in rows),
         positional=positional,
     )
@@ -576,7 +581,7 @@ def _mcp_parts(name: str) -> tuple[str | None, str | None]:
 
 def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[Action]:
     kind = row.kind
-    if kind == "none":
+    if kind == "none" or any(arguments.get(k) is True for k in row.dry_run_keys):
         return
     if kind == "command":
         for command in _commands(arguments, row):
