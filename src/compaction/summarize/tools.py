@@ -11,9 +11,14 @@ name (`read`, `write`, `edit`, …). Agents without tool calls write their actio
 of mini-SWE-agent and SWE-agent. `command_exit_status` reads the exit status a known tool's
 result states in its own shape.
 
+Beside those: `meaning_of` (the merged row for a name), `command_text` and `command_actions`
+(a command argument as text, and what running it touched), `todo_id_in_result` (the id a
+`TaskCreate` result gives), `EXIT_STATUS_SHAPES` and the `FALLBACK_*` / `NAME_WORD_OPS` rules.
+
 The names and argument names come from the agents' public sources: Claude Code's tool
 documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
-`packages/opencode/src/tool/*.ts`, cline `src/shared/tools.ts`, Roo-Code
+`packages/opencode/src/tool/*.ts`, cline `apps/vscode/src/shared/tools.ts` and
+`sdk/packages/core/src/extensions/tools/`, Roo-Code
 `src/core/prompts/tools/native-tools/`, OpenHands `agenthub/codeact_agent/tools/`, SWE-agent
 `tools/*/config.yaml`, mini-SWE-agent `config/*.yaml`, gemini-cli
 `packages/core/src/tools/definitions/base-declarations.ts` and the MCP filesystem server.
