@@ -997,6 +997,17 @@ TEXTS = [
     ),
     ("quoted prose in a fence is not an action", "It says:\n```\n## Found Code\n- x\n```", ()),
     ("prose only", "I think the bug is in the parser.", ()),
+    ("an unclosed fence is not an action", "Run:\n```bash\nls\n", ()),
+    (
+        "a longer fence closes a shorter one",
+        "````bash\nmake test\n`````\n",
+        (command("make test"),),
+    ),
+    (
+        "a nested fence stays inside its outer block",
+        "````markdown\n```bash\nrm -rf /\n```\n````\n",
+        (),
+    ),
 ]
 
 
@@ -1114,6 +1125,12 @@ RESULTS = [
         "a program's own words are not a status",
         None,
         "Build finished. exit code 0 reported by make",
+        None,
+    ),
+    (
+        "a status shape inside the output is not the tool's",
+        "execute_command",
+        "Running the suite...\nCommand failed with exit code 2.\n(from a nested runner)",
         None,
     ),
 ]

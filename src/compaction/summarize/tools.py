@@ -1145,10 +1145,7 @@ _SEARCH_START = re.compile(r"^\s*<{5,9} SEARCH\s*$")
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE_END = re.compile(r"^\s*>{5,9} REPLACE\s*$")
 _FENCE_LINE = re.compile(r"^\s*`{3,}")
-_FENCED = re.compile(
-    r"^(`{3,})([\w+.-]*)[^\n]*\n(.*?)^\1[ \t]*$|<command>\n?(.*?)</command>",
-    re.DOTALL | re.MULTILINE,
-)
+_FENCE_OPEN = re.compile(r"^(`{3,})([\w+.-]*)[^`]*$")
 # Fence tags a shell action is written in (mini-SWE-agent's own tag included); an untagged
 # fence and a `<command>` tag are actions too.
 SHELL_FENCES = frozenset(
@@ -1181,15 +1178,7 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
 
     for path, op in _search_replace_files(text):
         note(path, op)
-    blocks = [
-        (
-            "command" if not fence else tag.lower(),
-            body if fence else tagged,
-            _line_before(text, match.start()),
-        )
-        for match in _FENCED.finditer(text)
-        for fence, tag, body, tagged in [match.groups()]
-    ]
+    blocks = _blocks(text)
     for tag, body, _before in blocks:
         if tag in _DIFF_FENCES or (tag == "" and _PATCH_START.match(body)):
             for path, op in files_in_patch(body):
@@ -1206,10 +1195,47 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
 
 
 def _line_before(text: str, position: int) -> str:
-    end = text.rfind("\n", 0, position)
-    if end <= 0:
+    """The line before the one `position` is on, stripped ("" on the first line)."""
+    line_start = text.rfind("\n", 0, position)
+    if line_start == -1:
         return ""
-    return text[text.rfind("\n", 0, end) + 1 : end].strip()
+    return text[text.rfind("\n", 0, line_start) + 1 : line_start].strip()
+
+
+def _blocks(text: str) -> list[tuple[str, str, str]]:
+    """The fenced blocks and `<command>` tags of a message in order, each as (fence tag,
+    body, the line before it); a `<command>` tag has the tag `command`. One pass: an
+    unclosed fence or tag ends the scan."""
+    found: list[tuple[int, str, str, str]] = []
+    lines = text.split("\n")
+    offset = 0
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        opening = _FENCE_OPEN.match(line)
+        if opening is None:
+            offset += len(line) + 1
+            index += 1
+            continue
+        closing = re.compile(f"`{{{len(opening.group(1))},}}[ \t]*")
+        end = next((j for j in range(index + 1, len(lines)) if closing.fullmatch(lines[j])), None)
+        if end is None:
+            break
+        before = lines[index - 1].strip() if index else ""
+        body = "\n".join(lines[index + 1 : end])
+        found.append((offset, opening.group(2).lower(), body, before))
+        offset += sum(len(lines[j]) + 1 for j in range(index, end + 1))
+        index = end + 1
+    start = text.find("<command>")
+    while start != -1:
+        end = text.find("</command>", start)
+        if end == -1:
+            break
+        body = text[start + len("<command>") : end].removeprefix("\n")
+        found.append((start, "command", body, _line_before(text, start)))
+        start = text.find("<command>", end)
+    found.sort(key=lambda block: block[0])
+    return [(tag, body, before) for _, tag, body, before in found]
 
 
 _COMMAND_START = re.compile(r"^(?:[A-Za-z_]\w*=\S*\s+)*[\w./~-][\w./~+:-]*(?:\s|$)")
@@ -1294,27 +1320,32 @@ def _text_action(body: str) -> tuple[Action, ...]:
 
 @dataclass(frozen=True)
 class ExitStatusShape:
-    """How a tool's result states the command's exit status: `pattern`'s first matching
-    group (the last match where `last`), or `status` where the shape itself is the verdict.
-    `tools` limits the shape to those tool names (empty: any)."""
+    """How a tool's result states the command's exit status: `pattern` matched at the start
+    of the result (`at="start"`), or its last match in the result's tail (`at="end"`); the
+    status is its first group that matched, or `status` where the shape itself is the
+    verdict. `tools` limits the shape to those tool names (empty: any)."""
 
     agents: tuple[str, ...]
     pattern: re.Pattern[str]
+    at: Literal["start", "end"] = "start"
     tools: tuple[str, ...] = ()
-    last: bool = False
     status: int | None = None
+
+
+# Trailers sit at the very end of a result; a long output is not searched whole for them.
+_TAIL_CHARS = 4000
 
 
 _CLINE_PREFIX = r"(?:\[execute_command for '[\s\S]*?'\] Result:\n)?"
 EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
     # Claude Code's Bash opens a failed command's result with it.
-    ExitStatusShape(_CC, re.compile(r"\AExit code (-?\d+)(?:\n|\Z)"), tools=("Bash",)),
+    ExitStatusShape(_CC, re.compile(r"Exit code (-?\d+)(?:\n|\Z)"), tools=("Bash",)),
     # Codex: freeform exec output, then unified exec (`exec_command`, `write_stdin`).
-    ExitStatusShape(_CODEX, re.compile(r"\AExit code: (-?\d+)\nWall time:")),
+    ExitStatusShape(_CODEX, re.compile(r"Exit code: (-?\d+)\nWall time:")),
     ExitStatusShape(
         _CODEX,
         re.compile(
-            r"\A(?:Command: [^\n]*\n)?(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\n"
+            r"(?:Command: [^\n]*\n)?(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\n"
             r"Process exited with code (-?\d+)"
         ),
     ),
@@ -1325,7 +1356,9 @@ EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
             r"|failed with exit code (-?\d+))"
         ),
     ),
-    ExitStatusShape(_CLINE, re.compile(r"\[Command completed with exit code (-?\d+)\]\s*\Z")),
+    ExitStatusShape(
+        _CLINE, re.compile(r"\[Command completed with exit code (-?\d+)\]\s*\Z"), at="end"
+    ),
     ExitStatusShape(
         _ROO,
         re.compile(
@@ -1341,19 +1374,20 @@ EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
             r"\[(?:Command finished with exit code (-?\d+)"
             r"|The command completed with exit code (-?\d+)\.)\]"
         ),
-        last=True,
+        at="end",
     ),
-    ExitStatusShape(("mini-swe-agent",), re.compile(r"\A\s*<returncode>(-?\d+)</returncode>")),
+    ExitStatusShape(("mini-swe-agent",), re.compile(r"<returncode>(-?\d+)</returncode>")),
     # Gemini CLI states the exit code only when it is not zero.
     ExitStatusShape(
         _GEMINI,
-        re.compile(r"\A(?:Command|Output): [\s\S]*^Exit Code: (-?\d+)\s*$", re.MULTILINE),
+        re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE),
+        at="end",
         tools=("run_shell_command",),
     ),
     # SWE-agent says so for any command with no output; it does not check the exit status.
     ExitStatusShape(
         _SWE,
-        re.compile(r"\AYour command ran successfully and did not produce any output\.\s*\Z"),
+        re.compile(r"Your command ran successfully and did not produce any output\.\s*\Z"),
         status=0,
     ),
 )
@@ -1371,12 +1405,14 @@ def command_exit_status(name: str | None, output: str) -> int | None:
         status = _json_exit_status(stripped)
         if status is not None:
             return status
+    start = len(output) - len(output.lstrip())
+    tail = output[-_TAIL_CHARS:]
     for shape in _shapes_for(name):
-        if shape.last:
-            matches = list(shape.pattern.finditer(output))
-            match = matches[-1] if matches else None
+        if shape.at == "start":
+            match = shape.pattern.match(output, start)
         else:
-            match = shape.pattern.search(output)
+            matches = list(shape.pattern.finditer(tail))
+            match = matches[-1] if matches else None
         if match is None:
             continue
         if shape.status is not None:
