@@ -269,7 +269,8 @@ TOOLS: tuple[ToolMeaning, ...] = (
     # --- OpenCode (packages/opencode/src/tool/*.ts)
     _command("bash", ("opencode", "swe-agent", "mini-swe-agent", "anthropic-api"), "command"),
     _file("read", _OPENCODE, "read", "filePath"),
-    _file(("edit", "multiedit"), ("opencode", "roo-code"), "modified", "filePath", "file_path"),
+    _file("edit", ("opencode", "roo-code"), "modified", "filePath", "file_path"),
+    _file("multiedit", _OPENCODE, "modified", "filePath"),
     _file("write", _OPENCODE, "written", "filePath"),
     ToolMeaning(("patch",), "patch", _OPENCODE, patch_keys=("patchText",)),
     ToolMeaning(("todowrite",), "todos", _OPENCODE, todos_key="todos", todo_shape=_ITEMS),
