@@ -430,6 +430,18 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
     ),
     (
         "roo-code",
+        "edit",
+        {"file_path": "src/a.ts", "old_string": "a", "new_string": "b", "replace_all": True},
+        (file("src/a.ts", "modified"),),
+    ),
+    (
+        "opencode",
+        "multiedit",
+        {"filePath": "/repo/a.ts", "edits": [{"oldString": "a", "newString": "b"}]},
+        (file("/repo/a.ts", "modified"),),
+    ),
+    (
+        "roo-code",
         "search_replace",
         {"file_path": "src/a.ts", "old_string": "a", "new_string": "b"},
         (file("src/a.ts", "modified"),),
