@@ -391,3 +391,33 @@ def test_a_digest_of_a_digest_keeps_its_content() -> None:
         "src/old.py (modified)",
     ):
         assert expected in text
+
+
+def test_todos_changed_one_at_a_time_are_tracked_by_id() -> None:
+    ledger = extract_ledger(
+        [
+            call("1", "TaskCreate", subject="Port the parser", description="x"),
+            result("1", "Task #1 created successfully: Port the parser"),
+            call("2", "TaskCreate", subject="Update the README", description="y"),
+            result("2", "Task #2 created successfully: Update the README"),
+            call("3", "TaskUpdate", taskId="1", status="completed"),
+            result("3", "Updated task #1 status"),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- Update the README" in text
+    assert "- [completed] Port the parser" in text
+
+
+def test_fenced_actions_answered_in_user_messages_are_commands_not_user_words() -> None:
+    ledger = extract_ledger(
+        [
+            say("assistant", "Let me look.\n\n```bash\npytest -q tests/test_io.py\n```"),
+            say(
+                "user",
+                "<returncode>1</returncode>\n<output>\nE   OSError: disk\n1 failed\n</output>",
+            ),
+        ]
+    )
+    assert list(ledger.state("commands").commands) == ["pytest -q tests/test_io.py"]
+    assert user_messages(ledger) == []

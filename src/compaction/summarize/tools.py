@@ -1,31 +1,89 @@
-"""What agent tools mean (placeholder until the full table lands): file operations, commands,
-to-do lists and final answers read off a tool call's name and arguments.
+"""What each known agent tool means: one table, as data.
 
-This module must never read a wire format or call a model.
+A tool call is a name and its arguments; what it *did* depends on the agent that sent it.
+`TOOLS` says, per tool name and agent, what kind of action the call is (a file read, created,
+modified, written whole or deleted; a command run; a search; a to-do list update; a final
+answer; a delegated task), and in which argument the path, command, patch or to-do list sits.
+`actions_of_call` reads a call through that table into `Action`s; tools the table does not
+know fall back to argument-name rules (`path`, `file_path`, `command`, …) and words of their
+name (`read`, `write`, `edit`, …). Agents without tool calls write their actions in prose:
+`actions_in_text` reads aider's SEARCH/REPLACE blocks, diffs, and the fenced or tagged action
+of mini-SWE-agent and SWE-agent. `command_exit_status` reads the exit status a known tool's
+result states in its own shape.
+
+Beside those: `meaning_of` (the merged row for a name), `command_text` and `command_actions`
+(a command argument as text, and what running it touched), `todo_id_in_result` (the id a
+`TaskCreate` result gives), `EXIT_STATUS_SHAPES` and the `FALLBACK_*` / `NAME_WORD_OPS` rules.
+
+The names and argument names come from the agents' public sources: Claude Code's tool
+documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
+`packages/opencode/src/tool/*.ts`, cline `apps/vscode/src/shared/tools.ts` and
+`sdk/packages/core/src/extensions/tools/`, Roo-Code
+`src/core/prompts/tools/native-tools/`, OpenHands `agenthub/codeact_agent/tools/`, SWE-agent
+`tools/*/config.yaml`, mini-SWE-agent `config/*.yaml`, gemini-cli
+`packages/core/src/tools/definitions/base-declarations.ts` and the MCP filesystem server.
+
+Everything here is a pure, deterministic function of names, argument values and strings.
+This module must never read a wire format, see a message, count tokens or call a model.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, cast
 
-from compaction.summarize import signals
+from compaction.summarize.signals import file_ops_of_command, looks_like_path
 
-FileOp = signals.FileOp
+FileOp = Literal["read", "created", "modified", "written", "deleted"]
+"""What a call did to a file. `written` means written whole: created if the file was unseen,
+modified otherwise (the tool alone cannot tell which)."""
+
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+
+ActionKind = Literal["file", "command", "search", "todos", "todo", "plan", "final", "delegate"]
+"""`file`: a file was read or changed. `command`: a command ran. `search`: a search or a
+listing. `todos`: the whole to-do list as the tool states it now (it replaces the previous
+one). `todo`: one to-do item created or updated (Claude Code's `TaskCreate`/`TaskUpdate`),
+merged into the list by `Todo.id`. `plan`: a plan the agent put forward (`ExitPlanMode`).
+`final`: the agent's final answer. `delegate`: a task handed to a sub-agent."""
+
+RowKind = Literal[
+    "file", "command", "search", "todos", "todo", "plan", "final", "delegate", "patch", "none"
+]
+"""A table row's kind: an `ActionKind`, or `patch` (the files named in a patch argument), or
+`none` (a known tool with no effect on files, commands or plans: it must not fall back)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Todo:
+    """One to-do item. `id` is the tool's own item id where it has one; a `todo` update may
+    leave `text` empty, meaning "unchanged"."""
+
     text: str
     status: TodoStatus
+    id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    kind: Literal["file", "command", "search", "todos", "final", "delegate"]
+    """One thing a tool call (or a prose action) did.
+
+    - `file`: `path` and `op`. `path` is None for an editor command acting on the file the
+      environment has open (SWE-agent's `edit`/`insert`): the caller knows which one that is.
+    - `command`: `command`, the command line as text (argv lists joined shell-style, a
+      `bash -lc SCRIPT` wrapper unwrapped to SCRIPT). The files a command evidently touched
+      follow it as `file` actions.
+    - `search`: `text` is the pattern or query (may be None for a listing); `path` is where it
+      searched, if given — a place, not a file touched.
+    - `todos`: `todos` is the whole list; `todo`: `todos` holds the one item updated.
+    - `plan`, `final`, `delegate`: `text`.
+    """
+
+    kind: ActionKind
     path: str | None = None
     op: FileOp | None = None
     command: str | None = None
@@ -33,84 +91,1352 @@ class Action:
     text: str | None = None
 
 
-_TODO_TOOLS = {"todowrite", "update_plan", "task_tracker"}
-_FINAL_TOOLS = {"attempt_completion", "finish", "submit"}
+@dataclass(frozen=True)
+class TodoShape:
+    """How a tool writes its to-do items.
+
+    `items`: a list of objects; the text is under the first of `text_keys` present, the
+    status under `status_key`, the id under `id_key`. `checklist`: one markdown checklist
+    string (`- [x] done`, `[ ] pending`, `[-] in progress`).
+    """
+
+    format: Literal["items", "checklist"] = "items"
+    text_keys: tuple[str, ...] = ("content",)
+    status_key: str = "status"
+    id_key: str | None = "id"
 
 
-def is_command_tool(name: str) -> bool:
-    return signals.is_shell_tool(name) or name in ("Bash", "exec_command", "run_shell_command")
+@dataclass(frozen=True)
+class ToolMeaning:
+    """One row of the table: what the tool `names` mean when sent by `agents`.
+
+    Keys are tried in order and the first present wins (several are listed where agents or
+    versions differ: Cline's `path` and `absolutePath`). A path argument holding a list
+    names several files.
+    """
+
+    names: tuple[str, ...]
+    kind: RowKind
+    agents: tuple[str, ...]
+    op: FileOp | None = None
+    path_keys: tuple[str, ...] = ()
+    command_keys: tuple[str, ...] = ()
+    patch_keys: tuple[str, ...] = ()
+    text_keys: tuple[str, ...] = ()
+    todos_key: str | None = None
+    todo_shape: TodoShape | None = None
+    # An editor that names its operation in an argument (`str_replace_editor`'s `command`):
+    # each sub-command's file op; a sub-command mapped to None touches no file.
+    subcommand_key: str | None = None
+    subcommand_ops: tuple[tuple[str, FileOp | None], ...] = ()
+    # Sub-commands that state the to-do list (OpenHands' `task_tracker` `plan`).
+    todos_subcommands: tuple[str, ...] = ()
+    # (source, destination) keys of a move: the source is deleted, the destination created.
+    move_keys: tuple[str, str] | None = None
+    # An editor command that acts on the open file when no path argument is given.
+    acts_on_open_file: bool = False
+    # An editor that writes the file whole unless one of these arguments is given (then it
+    # edits part of it): Cline's `editor` creates a missing file from `new_text`.
+    partial_edit_keys: tuple[str, ...] = ()
+    # The command argument holds a list of separate commands (each a string, or an object
+    # with `command` and `args`), not one argv.
+    command_list: bool = False
+    # A call with one of these arguments true only previews its change (the MCP filesystem
+    # server's `edit_file` `dryRun`): it touches nothing.
+    dry_run_keys: tuple[str, ...] = ()
+    # The positional signature of a command written as text (SWE-agent without function
+    # calling: `open "<path>" [<line_number>]`), naming each position's argument.
+    positional: tuple[str, ...] | None = None
 
 
-def _status(value: object) -> TodoStatus:
-    text = str(value).lower().replace("-", "_").replace(" ", "_")
-    if text in ("completed", "done", "complete"):
-        return "completed"
-    if text in ("in_progress", "active", "doing"):
-        return "in_progress"
-    if text in ("cancelled", "canceled"):
-        return "cancelled"
-    return "pending"
+_ITEMS = TodoShape()
+_CHECKLIST = TodoShape(format="checklist")
+_EDITOR_OPS: tuple[tuple[str, FileOp | None], ...] = (
+    ("view", "read"),
+    ("create", "created"),
+    ("str_replace", "modified"),
+    ("insert", "modified"),
+    ("undo_edit", "modified"),
+)
+_SEARCH_TEXT = ("pattern", "regex", "query", "search_term", "file_name", "search")
+_CC = ("claude-code",)
+_CODEX = ("codex",)
+_OPENCODE = ("opencode",)
+_CLINE = ("cline",)
+_ROO = ("roo-code",)
+_CLINE_ROO = ("cline", "roo-code")
+_OPENHANDS = ("openhands",)
+_SWE = ("swe-agent",)
+_GEMINI = ("gemini-cli",)
+_MCP_FS = ("mcp-filesystem",)
+
+
+def _file(
+    names: str | tuple[str, ...], agents: tuple[str, ...], op: FileOp, *keys: str
+) -> ToolMeaning:
+    return ToolMeaning(_names(names), "file", agents, op=op, path_keys=keys)
+
+
+def _command(names: str | tuple[str, ...], agents: tuple[str, ...], *keys: str) -> ToolMeaning:
+    return ToolMeaning(_names(names), "command", agents, command_keys=keys)
+
+
+def _search(names: str | tuple[str, ...], agents: tuple[str, ...], *path_keys: str) -> ToolMeaning:
+    return ToolMeaning(_names(names), "search", agents, path_keys=path_keys, text_keys=_SEARCH_TEXT)
+
+
+def _none(names: str | tuple[str, ...], agents: tuple[str, ...]) -> ToolMeaning:
+    return ToolMeaning(_names(names), "none", agents)
+
+
+def _names(names: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (names,) if isinstance(names, str) else names
+
+
+TOOLS: tuple[ToolMeaning, ...] = (
+    # --- Claude Code (code.claude.com/docs/en/tools-reference; MultiEdit, LS, NotebookRead and
+    # TodoRead from earlier versions)
+    _command("Bash", _CC, "command"),
+    _file("Read", _CC, "read", "file_path"),
+    _file(("Edit", "MultiEdit"), _CC, "modified", "file_path"),
+    _file("Write", _CC, "written", "file_path"),
+    _file("NotebookEdit", _CC, "modified", "notebook_path"),
+    _file("NotebookRead", _CC, "read", "notebook_path"),
+    _search(("Grep", "Glob", "LS"), _CC, "path"),
+    ToolMeaning(("TodoWrite",), "todos", _CC, todos_key="todos", todo_shape=_ITEMS),
+    ToolMeaning(("TaskCreate",), "todo", _CC, text_keys=("subject", "description")),
+    ToolMeaning(("TaskUpdate",), "todo", _CC, text_keys=("subject",)),
+    ToolMeaning(("Task", "Agent"), "delegate", _CC, text_keys=("description", "prompt")),
+    ToolMeaning(("ExitPlanMode",), "plan", _CC, text_keys=("plan",)),
+    _none(
+        (
+            "TaskList",
+            "TaskGet",
+            "TaskOutput",
+            "TaskStop",
+            "BashOutput",
+            "KillShell",
+            "KillBash",
+            "WebFetch",
+            "WebSearch",
+            "AskUserQuestion",
+            "Skill",
+            "SlashCommand",
+            "ToolSearch",
+            "EnterPlanMode",
+            "EnterWorktree",
+            "ExitWorktree",
+            "CronCreate",
+            "CronDelete",
+            "CronList",
+            "LSP",
+            "ListMcpResourcesTool",
+            "ReadMcpResourceTool",
+            "TodoRead",
+        ),
+        _CC,
+    ),
+    # --- Codex CLI (codex-rs/core/src/tools/spec.rs, handlers/)
+    _command(("shell", "shell_command", "local_shell"), _CODEX, "command", "action"),
+    _command("exec_command", _CODEX, "cmd"),
+    ToolMeaning(
+        ("apply_patch",),
+        "patch",
+        ("codex", "opencode", "cline", "cline-sdk", "roo-code"),
+        patch_keys=("input", "patchText", "patch"),
+    ),
+    ToolMeaning(
+        ("update_plan",),
+        "todos",
+        _CODEX,
+        todos_key="plan",
+        todo_shape=TodoShape(text_keys=("step",), id_key=None),
+    ),
+    _file("view_image", ("codex", "swe-agent"), "read", "path", "image_file"),
+    _file(
+        "read_file",
+        ("codex", "cline", "roo-code", "gemini-cli", "mcp-filesystem"),
+        "read",
+        "file_path",
+        "path",
+        "absolutePath",
+        "absolute_path",
+        "files",
+    ),
+    _search("list_dir", _CODEX, "dir_path", "path"),
+    _search("grep_files", _CODEX, "path"),
+    _none("write_stdin", _CODEX),
+    # --- OpenCode (packages/opencode/src/tool/*.ts)
+    _command("bash", ("opencode", "swe-agent", "mini-swe-agent", "anthropic-api"), "command"),
+    _file("read", _OPENCODE, "read", "filePath"),
+    _file("edit", ("opencode", "roo-code"), "modified", "filePath", "file_path"),
+    _file("multiedit", _OPENCODE, "modified", "filePath"),
+    _file("write", _OPENCODE, "written", "filePath"),
+    ToolMeaning(("patch",), "patch", _OPENCODE, patch_keys=("patchText",)),
+    ToolMeaning(("todowrite",), "todos", _OPENCODE, todos_key="todos", todo_shape=_ITEMS),
+    _search(("glob", "grep", "list", "codesearch"), _OPENCODE, "path"),
+    ToolMeaning(("task",), "delegate", _OPENCODE, text_keys=("description", "prompt")),
+    _none(("todoread", "webfetch", "websearch", "question", "skill", "lsp"), _OPENCODE),
+    # --- Cline (src/shared/tools.ts) and Roo-Code (src/core/prompts/tools/native-tools/)
+    _command("execute_command", _CLINE_ROO, "command"),
+    _file("write_to_file", _CLINE_ROO, "written", "absolutePath", "path"),
+    _file("replace_in_file", _CLINE, "modified", "absolutePath", "path"),
+    _file(("apply_diff", "insert_content", "search_and_replace"), _ROO, "modified", "path"),
+    _file("search_replace", _ROO, "modified", "file_path", "path"),
+    _file("new_rule", _CLINE, "written", "path"),
+    _search(
+        ("search_files", "list_files", "list_code_definition_names"),
+        _CLINE_ROO,
+        "absolutePath",
+        "path",
+    ),
+    _search("codebase_search", _ROO, "path"),
+    ToolMeaning(("attempt_completion",), "final", _CLINE_ROO, text_keys=("result",)),
+    ToolMeaning(("new_task",), "delegate", _CLINE_ROO, text_keys=("message", "context")),
+    ToolMeaning(("use_subagents",), "delegate", _CLINE, text_keys=("prompt_1", "prompt")),
+    ToolMeaning(("update_todo_list",), "todos", _ROO, todos_key="todos", todo_shape=_CHECKLIST),
+    ToolMeaning(
+        ("focus_chain",), "todos", _CLINE, todos_key="task_progress", todo_shape=_CHECKLIST
+    ),
+    _none(("ask_followup_question", "access_mcp_resource", "use_mcp_tool"), _CLINE_ROO),
+    _none(
+        (
+            "plan_mode_respond",
+            "act_mode_respond",
+            "browser_action",
+            "load_mcp_documentation",
+            "web_search",
+            "condense",
+            "summarize_task",
+            "report_bug",
+            "use_skill",
+        ),
+        _CLINE,
+    ),
+    _none(("web_fetch",), ("cline", "gemini-cli")),
+    _none(
+        (
+            "switch_mode",
+            "read_command_output",
+            "fetch_instructions",
+            "run_slash_command",
+            "generate_image",
+        ),
+        _ROO,
+    ),
+    # --- Cline's SDK agent (sdk/packages/core/src/extensions/tools/)
+    _file("read_files", ("cline-sdk",), "read", "files", "paths", "file_paths", "path"),
+    ToolMeaning(
+        ("editor",),
+        "file",
+        ("cline-sdk",),
+        op="modified",
+        path_keys=("path",),
+        partial_edit_keys=("old_text", "insert_line"),
+    ),
+    ToolMeaning(
+        ("run_commands",),
+        "command",
+        ("cline-sdk",),
+        command_keys=("commands", "command", "cmd"),
+        command_list=True,
+    ),
+    ToolMeaning(("search_codebase",), "search", ("cline-sdk",), text_keys=("queries",)),
+    ToolMeaning(("submit_and_exit",), "final", ("cline-sdk",), text_keys=("summary",)),
+    _none(("ask_question", "skills", "fetch_web_content"), ("cline-sdk",)),
+    # --- OpenHands (openhands/agenthub/codeact_agent/tools/; the V1 SDK's terminal,
+    # file_editor) and Anthropic's text-editor tool, whose sub-commands OpenHands copied.
+    _command(("execute_bash", "terminal"), _OPENHANDS, "command"),
+    _command("execute_ipython_cell", _OPENHANDS, "code"),
+    ToolMeaning(
+        ("str_replace_editor",),
+        "file",
+        ("openhands", "swe-agent"),
+        path_keys=("path",),
+        subcommand_key="command",
+        subcommand_ops=_EDITOR_OPS,
+        positional=("command", "path"),
+    ),
+    ToolMeaning(
+        ("file_editor",),
+        "file",
+        _OPENHANDS,
+        path_keys=("path",),
+        subcommand_key="command",
+        subcommand_ops=_EDITOR_OPS,
+    ),
+    ToolMeaning(
+        ("str_replace_based_edit_tool",),
+        "file",
+        ("anthropic-api",),
+        path_keys=("path",),
+        subcommand_key="command",
+        subcommand_ops=_EDITOR_OPS,
+    ),
+    _file("edit_file", ("openhands", "roo-code"), "modified", "path", "file_path", "target_file"),
+    ToolMeaning(
+        ("task_tracker",),
+        "todos",
+        _OPENHANDS,
+        todos_key="task_list",
+        todo_shape=TodoShape(text_keys=("title",)),
+        subcommand_key="command",
+        todos_subcommands=("plan",),
+    ),
+    ToolMeaning(("finish",), "final", _OPENHANDS, text_keys=("message", "final_thought")),
+    _none(("think", "browser", "request_condensation"), _OPENHANDS),
+    # --- SWE-agent (tools/*/config.yaml); text-mode signatures in `positional`
+    ToolMeaning(
+        ("open",), "file", _SWE, op="read", path_keys=("path",), positional=("path", "line_number")
+    ),
+    ToolMeaning(
+        ("create",), "file", _SWE, op="created", path_keys=("filename",), positional=("filename",)
+    ),
+    ToolMeaning(
+        ("edit", "insert"), "file", _SWE, op="modified", acts_on_open_file=True, positional=()
+    ),
+    ToolMeaning(
+        ("find_file",),
+        "search",
+        _SWE,
+        path_keys=("dir",),
+        text_keys=("file_name",),
+        positional=("file_name", "dir"),
+    ),
+    ToolMeaning(
+        ("search_dir",),
+        "search",
+        _SWE,
+        path_keys=("dir",),
+        text_keys=("search_term",),
+        positional=("search_term", "dir"),
+    ),
+    ToolMeaning(
+        ("search_file",),
+        "search",
+        _SWE,
+        path_keys=("file",),
+        text_keys=("search_term",),
+        positional=("search_term", "file"),
+    ),
+    ToolMeaning(
+        ("filemap",), "file", _SWE, op="read", path_keys=("file_path",), positional=("file_path",)
+    ),
+    ToolMeaning(("submit", "exit_forfeit"), "final", _SWE, positional=()),
+    ToolMeaning(("goto", "scroll_up", "scroll_down"), "none", _SWE, positional=()),
+    # --- Gemini CLI (packages/core/src/tools/definitions/base-declarations.ts)
+    _command("run_shell_command", _GEMINI, "command"),
+    _file("write_file", ("gemini-cli", "mcp-filesystem"), "written", "file_path", "path"),
+    _file("replace", _GEMINI, "modified", "file_path"),
+    _file("read_many_files", _GEMINI, "read", "include", "paths"),
+    _search(("glob", "grep_search", "search_file_content"), _GEMINI, "dir_path", "path"),
+    _search("list_directory", ("gemini-cli", "mcp-filesystem"), "dir_path", "path"),
+    ToolMeaning(
+        ("write_todos",),
+        "todos",
+        _GEMINI,
+        todos_key="todos",
+        todo_shape=TodoShape(text_keys=("description",), id_key=None),
+    ),
+    ToolMeaning(("complete_task",), "final", _GEMINI, text_keys=("result", "summary")),
+    _none(
+        (
+            "google_web_search",
+            "save_memory",
+            "ask_user",
+            "enter_plan_mode",
+            "exit_plan_mode",
+            "activate_skill",
+            "get_internal_docs",
+            "update_topic",
+        ),
+        _GEMINI,
+    ),
+    # --- MCP filesystem server (modelcontextprotocol/servers src/filesystem)
+    _file(("read_text_file", "read_media_file"), _MCP_FS, "read", "path"),
+    _file("read_multiple_files", _MCP_FS, "read", "paths"),
+    ToolMeaning(
+        ("edit_file",),
+        "file",
+        _MCP_FS,
+        op="modified",
+        path_keys=("path",),
+        dry_run_keys=("dryRun",),
+    ),
+    ToolMeaning(("move_file",), "file", _MCP_FS, move_keys=("source", "destination")),
+    _search(("search_files",), _MCP_FS, "path"),
+    _search(("list_directory_with_sizes", "directory_tree"), _MCP_FS, "path"),
+    _none(("create_directory", "get_file_info", "list_allowed_directories"), _MCP_FS),
+)
+
+
+def _merge(rows: Sequence[ToolMeaning]) -> ToolMeaning:
+    """One meaning for a name several agents send: the rows must agree on what the tool does;
+    their argument keys are tried in table order."""
+    first = rows[0]
+    for row in rows[1:]:
+        if _behaviour(row) != _behaviour(first):
+            raise ValueError(
+                f"tool table: {first.names} ({first.agents}) and {row.names} ({row.agents}) "
+                f"disagree on what a same-named tool does"
+            )
+
+    def union(attribute: str) -> tuple[str, ...]:
+        keys: dict[str, None] = {}
+        for row in rows:
+            keys.update(dict.fromkeys(getattr(row, attribute)))
+        return tuple(keys)
+
+    positional = next((r.positional for r in rows if r.positional is not None), None)
+    return replace(
+        first,
+        agents=union("agents"),
+        path_keys=union("path_keys"),
+        command_keys=union("command_keys"),
+        patch_keys=union("patch_keys"),
+        text_keys=union("text_keys"),
+        dry_run_keys=union("dry_run_keys"),
+        acts_on_open_file=any(r.acts_on_open_file for r in rows),
+        positional=positional,
+    )
+
+
+def _behaviour(row: ToolMeaning) -> tuple[object, ...]:
+    return (
+        row.kind,
+        row.op,
+        row.subcommand_ops,
+        row.todos_subcommands,
+        row.todos_key,
+        row.todo_shape,
+        row.move_keys,
+        row.partial_edit_keys,
+        row.command_list,
+    )
+
+
+def _index(table: Sequence[ToolMeaning]) -> dict[str, ToolMeaning]:
+    grouped: dict[str, list[ToolMeaning]] = {}
+    for row in table:
+        for name in row.names:
+            grouped.setdefault(name, []).append(row)
+    return {name: _merge(rows) for name, rows in grouped.items()}
+
+
+_BY_NAME: dict[str, ToolMeaning] = _index(TOOLS)
+
+
+def meaning_of(name: str) -> ToolMeaning | None:
+    """The table's meaning of a tool name (exact, case as the agent sends it), merged over the
+    agents that send it; None for a tool the table does not know."""
+    return _BY_NAME.get(name)
+
+
+# --- tool calls -----------------------------------------------------------------------------
+
+# Cline puts its whole to-do checklist in a `task_progress` argument of any tool call.
+_CHECKLIST_ARGUMENTS = ("task_progress",)
 
 
 def actions_of_call(name: str, arguments: Mapping[str, object]) -> tuple[Action, ...]:
-    lowered = name.lower()
-    if lowered in _TODO_TOOLS:
-        items = arguments.get("todos") or arguments.get("plan") or arguments.get("task_list")
-        todos: list[Todo] = []
-        if isinstance(items, list):
-            for item in items:
-                if isinstance(item, Mapping):
-                    text = item.get("content") or item.get("step") or item.get("title")
-                    if isinstance(text, str) and text.strip():
-                        todos.append(Todo(text.strip(), _status(item.get("status"))))
-        return (Action("todos", todos=tuple(todos)),)
-    if lowered in _FINAL_TOOLS:
-        text = arguments.get("result") or arguments.get("message") or arguments.get("text")
-        return (Action("final", text=str(text)),) if text else ()
-    if is_command_tool(name):
-        command = signals.command_of("bash", dict(arguments))
-        if command is None:
-            return ()
-        files = tuple(
-            Action("file", path=p, op=op) for p, op in signals.file_ops_of_command(command)
+    """What one tool call did, read through the table (or the fallback rules for a tool the
+    table does not know). A call the table knows to have no such effect gives `()`.
+
+    A freeform tool whose input is not JSON (Codex's `apply_patch` custom tool) is passed as
+    `{"input": raw_text}`.
+    """
+    row = _row_for(name)
+    actions = list(_row_actions(row, arguments) if row else _fallback_actions(name, arguments))
+    for key in _CHECKLIST_ARGUMENTS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip() and not (row and row.todos_key == key):
+            todos = _checklist(value)
+            if todos:
+                actions.append(Action("todos", todos=todos))
+    return tuple(actions)
+
+
+def is_command_tool(name: str) -> bool:
+    """Whether a tool runs commands (a shell, a terminal, a code cell)."""
+    row = _row_for(name)
+    if row is not None:
+        return row.kind == "command"
+    return bool(_name_words(name) & _SHELL_WORDS)
+
+
+def _row_for(name: str) -> ToolMeaning | None:
+    row = _BY_NAME.get(name)
+    if row is not None:
+        return row
+    # MCP tools reach an agent as `mcp__<server>__<tool>` (Claude Code), and the filesystem
+    # server's tools mean what the table says under their own names.
+    server, tool = _mcp_parts(name)
+    if tool is not None and server is not None and "filesystem" in server.lower():
+        row = _BY_NAME.get(tool)
+        if row is not None and "mcp-filesystem" in row.agents:
+            return row
+    return None
+
+
+def _mcp_parts(name: str) -> tuple[str | None, str | None]:
+    if not name.startswith("mcp__"):
+        return None, None
+    server, _, tool = name[5:].partition("__")
+    return (server, tool) if tool else (None, None)
+
+
+def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[Action]:
+    kind = row.kind
+    if kind == "none" or any(arguments.get(k) is True for k in row.dry_run_keys):
+        return
+    if kind == "command":
+        for command in _commands(arguments, row):
+            yield from command_actions(command)
+        return
+    if kind == "patch":
+        for key in row.patch_keys:
+            value = arguments.get(key)
+            if isinstance(value, str):
+                yield from (Action("file", path=p, op=op) for p, op in files_in_patch(value))
+                return
+        return
+    if kind == "file":
+        yield from _file_actions(row, arguments)
+        return
+    if kind == "search":
+        yield Action(
+            "search",
+            path=_first_path(arguments, row.path_keys),
+            text=_first_text(arguments, row.text_keys),
         )
-        return (Action("command", command=command), *files)
-    patch = next(
-        (
-            v
-            for k, v in arguments.items()
-            if k in ("patch", "input", "patchText") and isinstance(v, str)
+        return
+    if kind == "todos":
+        if (
+            row.todos_subcommands
+            and arguments.get(row.subcommand_key or "") not in row.todos_subcommands
+        ):
+            return
+        todos = _todos(arguments.get(row.todos_key or ""), row.todo_shape or _ITEMS)
+        if todos is not None:
+            yield Action("todos", todos=todos)
+        return
+    if kind == "todo":
+        yield from _task_update(arguments, row)
+        return
+    # plan, final, delegate
+    yield Action(kind, text=_first_text(arguments, row.text_keys))
+
+
+def _file_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[Action]:
+    if row.move_keys is not None:
+        source, destination = (_first_path(arguments, (k,)) for k in row.move_keys)
+        if source:
+            yield Action("file", path=source, op="deleted")
+        if destination:
+            yield Action("file", path=destination, op="created")
+        return
+    op = row.op
+    if row.subcommand_key is not None:
+        sub = arguments.get(row.subcommand_key)
+        ops = dict(row.subcommand_ops)
+        if not isinstance(sub, str) or sub not in ops:
+            return
+        op = ops[sub]
+    if op is None:
+        return
+    if row.partial_edit_keys and all(arguments.get(k) is None for k in row.partial_edit_keys):
+        op = "written"
+    paths = _paths(arguments, row.path_keys)
+    if not paths and row.acts_on_open_file:
+        yield Action("file", path=None, op=op)
+    for path in paths:
+        yield Action("file", path=path, op=op)
+
+
+def _task_update(arguments: Mapping[str, object], row: ToolMeaning) -> Iterator[Action]:
+    """Claude Code's task tools change one item: `TaskCreate` adds a pending one (its id is in
+    the result: `todo_id_in_result`), `TaskUpdate` changes one by `taskId`."""
+    text = _first_text(arguments, row.text_keys) or ""
+    task_id = _id_text(arguments.get("taskId"))
+    if task_id is None and not text:
+        return
+    if task_id is not None and not isinstance(arguments.get("status"), str):
+        # An update of owner or dependencies says nothing of the item's state.
+        return
+    status = _status(arguments.get("status"))
+    yield Action("todo", todos=(Todo(text, status, task_id),))
+
+
+_TASK_CREATED = re.compile(r"^Task #(\w+) created successfully")
+
+
+def todo_id_in_result(name: str, output: str) -> str | None:
+    """The id a to-do tool's result gives a new item (`Task #3 created successfully: …` from
+    Claude Code's `TaskCreate`), so later updates by id can find it."""
+    if name != "TaskCreate":
+        return None
+    match = _TASK_CREATED.match(output.strip())
+    return match.group(1) if match else None
+
+
+# --- commands -------------------------------------------------------------------------------
+
+_SHELL_WRAPPERS = {"bash", "sh", "zsh", "dash", "powershell", "powershell.exe", "pwsh", "cmd"}
+_SCRIPT_FLAGS = {"-c", "-lc", "-ic", "-Command", "-command", "/c", "/C"}
+_PATCH_PROGRAMS = ("apply_patch", "applypatch")
+# mini-SWE-agent ends a run by echoing one of these markers.
+_FINAL_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+
+
+def command_text(value: object) -> str | None:
+    """A command argument as text: a string as given (stripped), an argv list joined
+    shell-style, a `bash -lc SCRIPT` (or `sh -c`, `powershell -Command`) wrapper unwrapped to
+    its SCRIPT. None for anything else or an empty command."""
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, Mapping):
+        # Codex's `local_shell` call carries `{"type": "exec", "command": [...]}`.
+        return command_text(value.get("command"))
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        argv = cast(list[str], value)
+        program = argv[0].rsplit("/", 1)[-1]
+        if program in _SHELL_WRAPPERS and len(argv) >= 3 and argv[-2] in _SCRIPT_FLAGS:
+            return argv[-1].strip() or None
+        if program in _PATCH_PROGRAMS and len(argv) == 2:
+            # Codex models call `["apply_patch", PATCH]`; a joined form would quote the patch.
+            return f"{argv[0]} <<'EOF'\n{argv[1]}\nEOF"
+        return shlex.join(argv).strip() or None
+    return None
+
+
+def command_actions(command: str) -> tuple[Action, ...]:
+    """A command run, followed by the files it evidently touched; `apply_patch` (and its
+    heredoc form) counts as the patch's file changes, not as a command."""
+    stripped = command.strip()
+    program = stripped.split(maxsplit=1)[0].rsplit("/", 1)[-1] if stripped else ""
+    if program in _PATCH_PROGRAMS:
+        return tuple(Action("file", path=p, op=op) for p, op in files_in_patch(stripped))
+    actions = [Action("command", command=stripped)]
+    actions.extend(_command_file_actions(stripped))
+    if "*** Begin Patch" in stripped:
+        actions.extend(Action("file", path=p, op=op) for p, op in files_in_patch(stripped))
+    if any(marker in stripped for marker in _FINAL_MARKERS):
+        actions.append(Action("final"))
+    return tuple(actions)
+
+
+def _command_file_actions(command: str) -> Iterator[Action]:
+    for path, op in file_ops_of_command(command):
+        yield Action("file", path=path, op=op)
+
+
+def _commands(arguments: Mapping[str, object], row: ToolMeaning) -> list[str]:
+    if not row.command_list:
+        command = _first_command(arguments, row.command_keys)
+        return [] if command is None else [command]
+    for key in row.command_keys:
+        value = arguments.get(key)
+        items = value if isinstance(value, list) else [value]
+        commands = []
+        for item in items:
+            if isinstance(item, Mapping):
+                args = item.get("args")
+                argv = [item.get("command"), *(args if isinstance(args, list) else [])]
+                text = command_text(argv if len(argv) > 1 else argv[0])
+            else:
+                text = command_text(item)
+            if text is not None:
+                commands.append(text)
+        if commands:
+            return commands
+    return []
+
+
+def _first_command(arguments: Mapping[str, object], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        command = command_text(arguments.get(key))
+        if command is not None:
+            return command
+    return None
+
+
+# --- argument values ------------------------------------------------------------------------
+
+_GLOB_CHARS = re.compile(r"[*?]|\{.*,.*\}")
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+
+
+def _path_value(value: object) -> str | None:
+    """A path argument's value, if it names one file or place (not a glob pattern)."""
+    if not isinstance(value, str):
+        return None
+    path = value.strip()
+    if not path or "\n" in path or len(path) > 500 or _GLOB_CHARS.search(path):
+        return None
+    return path
+
+
+def _paths(arguments: Mapping[str, object], keys: Sequence[str]) -> list[str]:
+    """The paths under the first of `keys` present: one string, or a list of strings or of
+    objects with a `path` (Roo-Code's `files: [{path, line_ranges}]`)."""
+    for key in keys:
+        value = arguments.get(key)
+        if value is None:
+            continue
+        if isinstance(value, list):
+            found = []
+            for item in value:
+                path = _path_value(item.get("path") if isinstance(item, Mapping) else item)
+                if path:
+                    found.append(path)
+            if found:
+                return found
+            continue
+        path = _path_value(value)
+        if path:
+            return [path]
+    return []
+
+
+def _first_path(arguments: Mapping[str, object], keys: Sequence[str]) -> str | None:
+    paths = _paths(arguments, keys)
+    return paths[0] if paths else None
+
+
+def _first_text(arguments: Mapping[str, object], keys: Sequence[str]) -> str | None:
+    """The text under the first of `keys` present; a list of strings (several queries)
+    joined with ` | `."""
+    for key in keys:
+        value = arguments.get(key)
+        if isinstance(value, list):
+            value = " | ".join(v.strip() for v in value if isinstance(v, str) and v.strip())
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+# --- to-do lists ----------------------------------------------------------------------------
+
+_STATUS: dict[str, TodoStatus] = {
+    "pending": "pending",
+    "todo": "pending",
+    "not_started": "pending",
+    "open": "pending",
+    "blocked": "pending",
+    "in_progress": "in_progress",
+    "in-progress": "in_progress",
+    "inprogress": "in_progress",
+    "active": "in_progress",
+    "doing": "in_progress",
+    "completed": "completed",
+    "complete": "completed",
+    "done": "completed",
+    "cancelled": "cancelled",
+    "canceled": "cancelled",
+    "deleted": "cancelled",
+    "skipped": "cancelled",
+}
+
+
+def _id_text(value: object) -> str | None:
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _status(value: object) -> TodoStatus:
+    if isinstance(value, str):
+        return _STATUS.get(value.strip().lower(), "pending")
+    return "pending"
+
+
+def _todos(value: object, shape: TodoShape) -> tuple[Todo, ...] | None:
+    """The to-do list a tool states, or None when the argument holds none (an empty list is
+    a list: every item is gone)."""
+    if shape.format == "checklist" or isinstance(value, str):
+        return _checklist(value) if isinstance(value, str) else None
+    if not isinstance(value, list):
+        return None
+    todos = []
+    for item in value:
+        if not isinstance(item, Mapping):
+            continue
+        text = _first_text(item, shape.text_keys)
+        if text is None:
+            continue
+        todo_id = _id_text(item.get(shape.id_key)) if shape.id_key else None
+        todos.append(Todo(text, _status(item.get(shape.status_key)), todo_id))
+    return tuple(todos)
+
+
+_CHECK_ITEM = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\[([ xX~\-/])\]\s+(.+?)\s*$")
+_CHECK_STATUS: dict[str, TodoStatus] = {
+    " ": "pending",
+    "x": "completed",
+    "X": "completed",
+    "-": "in_progress",
+    "~": "in_progress",
+    "/": "in_progress",
+}
+
+
+def _checklist(text: str) -> tuple[Todo, ...]:
+    """The items of a markdown checklist (Cline's `task_progress`, Roo-Code's
+    `update_todo_list`): `[x]` done, `[ ]` pending, `[-]` in progress; nested items count."""
+    todos = []
+    for line in text.splitlines():
+        match = _CHECK_ITEM.match(line)
+        if match:
+            todos.append(Todo(match.group(2), _CHECK_STATUS[match.group(1)]))
+    return tuple(todos)
+
+
+# --- fallback for tools the table does not know --------------------------------------------
+
+FALLBACK_PATH_KEYS = (
+    "path",
+    "file_path",
+    "filepath",
+    "filePath",
+    "filename",
+    "file",
+    "absolutePath",
+    "absolute_path",
+    "notebook_path",
+    "target_file",
+    "relative_path",
+    "paths",
+    "files",
+)
+FALLBACK_COMMAND_KEYS = ("command", "cmd", "script", "commands")
+FALLBACK_PATCH_KEYS = ("patch", "patchText", "diff", "input")
+_SHELL_WORDS = frozenset(
+    {
+        "bash",
+        "sh",
+        "zsh",
+        "shell",
+        "terminal",
+        "exec",
+        "execute",
+        "run",
+        "command",
+        "cmd",
+        "powershell",
+        "pwsh",
+        "console",
+    }
+)
+# Precedence: the first row whose words appear in the name decides the operation.
+NAME_WORD_OPS: tuple[tuple[FileOp, frozenset[str]], ...] = (
+    ("deleted", frozenset({"delete", "remove", "unlink", "rm", "del", "trash"})),
+    ("created", frozenset({"create", "new", "touch", "mkfile"})),
+    (
+        "modified",
+        frozenset(
+            {
+                "edit",
+                "replace",
+                "patch",
+                "insert",
+                "append",
+                "modify",
+                "update",
+                "apply",
+                "change",
+                "rename",
+            }
         ),
-        None,
-    )
-    if patch and "*** " in patch:
-        return tuple(Action("file", path=p, op=op) for p, op in files_in_patch(patch))
-    args = dict(arguments)
-    for key in ("absolutePath", "file_path", "notebook_path"):
-        if key in args and "path" not in args:
-            args["path"] = args[key]
-    return tuple(
-        Action("file", path=p, op=op) for p, op in signals.file_ops_of_tool_call(name, args)
-    )
+    ),
+    ("written", frozenset({"write", "save", "overwrite", "put"})),
+    (
+        "read",
+        frozenset(
+            {"read", "view", "open", "cat", "show", "get", "load", "inspect", "head", "tail"}
+        ),
+    ),
+)
+_FALLBACK_TODOS = TodoShape(
+    text_keys=("content", "text", "title", "description", "step", "subject")
+)
+_PATCH_START = re.compile(r"^\s*(?:\*\*\* Begin Patch|diff --git |--- \S)", re.MULTILINE)
 
 
-_PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\+\+\+ b/(.+)$", re.MULTILINE)
+def _name_words(name: str) -> set[str]:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return {w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w}
+
+
+def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Action]:
+    """Argument-name rules for a tool the table does not know: a shell-named tool with a
+    command argument ran it; a patch argument names files; a `todos` argument is the list;
+    a path argument is a file the name's words say what happened to (read by default)."""
+    _server, tool = _mcp_parts(name)
+    words = _name_words(tool or name)
+    if words & _SHELL_WORDS:
+        command = _first_command(arguments, FALLBACK_COMMAND_KEYS)
+        if command is not None:
+            yield from command_actions(command)
+            return
+    for key in FALLBACK_PATCH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and _PATCH_START.search(value):
+            files = files_in_patch(value)
+            if files:
+                yield from (Action("file", path=p, op=op) for p, op in files)
+                return
+    if "todos" in arguments:
+        todos = _todos(arguments["todos"], _FALLBACK_TODOS)
+        if todos:
+            yield Action("todos", todos=todos)
+            return
+    paths = [p for p in _paths(arguments, FALLBACK_PATH_KEYS) if _plausible_path(p)]
+    if paths:
+        op: FileOp = next((op for op, names in NAME_WORD_OPS if words & names), "read")
+        yield from (Action("file", path=p, op=op) for p in paths)
+
+
+def _plausible_path(value: str) -> bool:
+    return looks_like_path(value) or bool(_WINDOWS_PATH.match(value))
+
+
+# --- patches --------------------------------------------------------------------------------
+
+_PATCH_MARKER = re.compile(
+    r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
+)
+_GIT_HEADER = re.compile(r'^diff --git ("?a/.+?"?) ("?b/.+?"?)\s*$')
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_PATCH_OPS: dict[str, FileOp] = {"Add": "created", "Update": "modified", "Delete": "deleted"}
 
 
 def files_in_patch(text: str) -> tuple[tuple[str, FileOp], ...]:
-    ops: list[tuple[str, FileOp]] = []
-    for verb, path, plus in _PATCH_LINE.findall(text):
-        if plus:
-            ops.append((plus.strip(), "modified"))
-        else:
-            op: FileOp = {"Add": "created", "Update": "modified", "Delete": "deleted"}[verb]  # type: ignore[assignment]
-            ops.append((path.strip(), op))
-    return tuple(ops)
+    """Files a patch names, with what it does to each, in order of first mention.
+
+    Reads the `*** Begin Patch` format of Codex and OpenCode (`*** Add File:` created,
+    `*** Update File:` modified, `*** Delete File:` deleted, `*** Move to:` the old path
+    deleted and the new one created) and unified diffs (`--- a/x` / `+++ b/x` modified, a
+    `/dev/null` side created or deleted; `diff --git` with `new file mode`, `deleted file
+    mode`, `rename from`/`rename to`). Lines inside counted hunks are never read as headers.
+    """
+    files: dict[str, FileOp] = {}
+
+    def note(path: str, op: FileOp) -> None:
+        previous = files.get(path)
+        if previous == "created" and op == "modified":
+            return
+        files[path] = op
+
+    lines = text.splitlines()
+    updating: str | None = None
+    git: tuple[str, str] | None = None
+    git_decided = False
+    old_left = new_left = 0
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if old_left > 0 or new_left > 0:
+            # Inside a hunk with counts its lines are content, whatever they look like,
+            # unless they plainly start the next file (model-written counts are often off).
+            if _starts_file(lines, index - 1):
+                old_left = new_left = 0
+            else:
+                if line.startswith("-"):
+                    old_left -= 1
+                elif line.startswith("+"):
+                    new_left -= 1
+                elif not line.startswith("\\"):
+                    old_left, new_left = old_left - 1, new_left - 1
+                continue
+        marker = _PATCH_MARKER.match(line)
+        if marker:
+            if marker.group(3) is not None:
+                if updating is not None:
+                    files[updating] = "deleted"
+                    note(marker.group(3), "created")
+                continue
+            op, path = _PATCH_OPS[marker.group(1)], marker.group(2)
+            note(path, op)
+            updating = path if op == "modified" else None
+            continue
+        header = _GIT_HEADER.match(line)
+        if header:
+            if git is not None and not git_decided:
+                note(git[1], "modified")
+            git = (
+                _strip_side(_diff_path(header.group(1)), "a/"),
+                _strip_side(_diff_path(header.group(2)), "b/"),
+            )
+            git_decided = False
+            continue
+        if git is not None and not git_decided:
+            if line.startswith("new file mode"):
+                note(git[1], "created")
+                git_decided = True
+                continue
+            if line.startswith("deleted file mode"):
+                note(git[0], "deleted")
+                git_decided = True
+                continue
+            if line.startswith("rename to "):
+                note(git[0], "deleted")
+                note(git[1], "created")
+                git_decided = True
+                continue
+        hunk = _HUNK.match(line)
+        if hunk:
+            old_left = int(hunk.group(1)) if hunk.group(1) is not None else 1
+            new_left = int(hunk.group(2)) if hunk.group(2) is not None else 1
+            continue
+        if line.startswith("--- ") and index < len(lines) and lines[index].startswith("+++ "):
+            old, new = _diff_path(line[4:]), _diff_path(lines[index][4:])
+            index += 1
+            if git is not None and git_decided:
+                continue
+            git_decided = git is not None
+            # The side prefixes are git's; a `/dev/null` side means the other one has its own.
+            sided = old.startswith("a/") or old == "/dev/null"
+            sided = sided and (new.startswith("b/") or new == "/dev/null")
+            if git is not None or sided:
+                old, new = _strip_side(old, "a/"), _strip_side(new, "b/")
+            if old == "/dev/null" and new != "/dev/null":
+                note(new, "created")
+            elif new == "/dev/null" and old != "/dev/null":
+                note(old, "deleted")
+            elif new != "/dev/null":
+                note(new, "modified")
+    if git is not None and not git_decided:
+        note(git[1], "modified")
+    return tuple(files.items())
+
+
+def _starts_file(lines: Sequence[str], index: int) -> bool:
+    line = lines[index]
+    if line.startswith("diff --git ") or _PATCH_MARKER.match(line):
+        return True
+    return (
+        line.startswith("--- ")
+        and index + 2 < len(lines)
+        and lines[index + 1].startswith("+++ ")
+        and lines[index + 2].startswith("@@")
+    )
+
+
+def _diff_path(raw: str) -> str:
+    """A path as a diff header writes it: without a tab-separated timestamp or quotes, and
+    without the `a/` / `b/` side prefix of a `diff --git` line."""
+    path = raw.split("\t", 1)[0].strip()
+    if len(path) >= 2 and path[0] == path[-1] == '"':
+        path = path[1:-1]
+    return path
+
+
+def _strip_side(path: str, side: str) -> str:
+    return path[len(side) :] if path.startswith(side) else path
+
+
+# --- actions written as text ----------------------------------------------------------------
+
+_SEARCH_START = re.compile(r"^\s*<{5,9} SEARCH\s*$")
+_DIVIDER = re.compile(r"^\s*={5,9}\s*$")
+_REPLACE_END = re.compile(r"^\s*>{5,9} REPLACE\s*$")
+_FENCE_LINE = re.compile(r"^\s*`{3,}")
+_FENCE_OPEN = re.compile(r"^(`{3,})([\w+.-]*)[^`]*$")
+# Fence tags a shell action is written in (mini-SWE-agent's own tag included); an untagged
+# fence and a `<command>` tag are actions too.
+SHELL_FENCES = frozenset(
+    {"", "command", "bash", "sh", "shell", "zsh", "console", "terminal", "mswea_bash_command"}
+)
+_DIFF_FENCES = frozenset({"diff", "patch", "udiff"})
 
 
 def actions_in_text(text: str) -> tuple[Action, ...]:
-    return ()
+    """Actions an agent without tool calls wrote in its message.
+
+    - aider's SEARCH/REPLACE blocks: the file named on the line before the opening fence (or
+      before `<<<<<<< SEARCH`; a block without one edits the previous block's file); an empty
+      SEARCH section creates the file, any other modifies it;
+    - diffs in ```diff fences and `*** Begin Patch` blocks: the files they name;
+    - the action of mini-SWE-agent and SWE-agent: the last fenced block (```bash, ```,
+      ```mswea_bash_command) or `<command>` tag, when it is the message's last block. A
+      SWE-agent editor command (`open`, `create`, `edit`, `str_replace_editor …`, `submit`)
+      means what the table says; anything else is a command.
+
+    Whether a written action actually ran is for the caller to decide (an environment's
+    output follows it).
+    """
+    files: dict[str, FileOp] = {}
+
+    def note(path: str, op: FileOp) -> None:
+        if files.get(path) == "created" and op == "modified":
+            return
+        files[path] = op
+
+    for path, op in _search_replace_files(text):
+        note(path, op)
+    blocks = _blocks(text)
+    for tag, body, _before in blocks:
+        if tag in _DIFF_FENCES or (tag == "" and _PATCH_START.match(body)):
+            for path, op in files_in_patch(body):
+                note(path, op)
+    if "*** Begin Patch" in text and not any("*** Begin Patch" in b for _, b, _ in blocks):
+        for path, op in files_in_patch(text):
+            note(path, op)
+    actions = [Action("file", path=p, op=op) for p, op in files.items()]
+    if blocks:
+        tag, body, before = blocks[-1]
+        if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
+            actions.extend(_text_action(body))
+    return tuple(actions)
+
+
+def _line_before(text: str, position: int) -> str:
+    """The line before the one `position` is on, stripped ("" on the first line)."""
+    line_start = text.rfind("\n", 0, position)
+    if line_start == -1:
+        return ""
+    return text[text.rfind("\n", 0, line_start) + 1 : line_start].strip()
+
+
+def _blocks(text: str) -> list[tuple[str, str, str]]:
+    """The fenced blocks and `<command>` tags of a message in order, each as (fence tag,
+    body, the line before it); a `<command>` tag has the tag `command`. One pass: an
+    unclosed fence or tag ends the scan."""
+    found: list[tuple[int, str, str, str]] = []
+    lines = text.split("\n")
+    offset = 0
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        opening = _FENCE_OPEN.match(line)
+        if opening is None:
+            offset += len(line) + 1
+            index += 1
+            continue
+        closing = re.compile(f"`{{{len(opening.group(1))},}}[ \t]*")
+        end = next((j for j in range(index + 1, len(lines)) if closing.fullmatch(lines[j])), None)
+        if end is None:
+            break
+        before = lines[index - 1].strip() if index else ""
+        body = "\n".join(lines[index + 1 : end])
+        found.append((offset, opening.group(2).lower(), body, before))
+        offset += sum(len(lines[j]) + 1 for j in range(index, end + 1))
+        index = end + 1
+    start = text.find("<command>")
+    while start != -1:
+        end = text.find("</command>", start)
+        if end == -1:
+            break
+        body = text[start + len("<command>") : end].removeprefix("\n")
+        found.append((start, "command", body, _line_before(text, start)))
+        start = text.find("<command>", end)
+    found.sort(key=lambda block: block[0])
+    return [(tag, body, before) for _, tag, body, before in found]
+
+
+_COMMAND_START = re.compile(r"^(?:[A-Za-z_]\w*=\S*\s+)*[\w./~-][\w./~+:-]*(?:\s|$)")
+
+
+def _is_action(tag: str, body: str, before: str) -> bool:
+    """Whether a shell-tagged block reads as an action. An untagged fence is also how models
+    quote code and prose, so it counts only when its first line starts like a command and it
+    does not follow a file name (aider's whole-file edit format)."""
+    if tag:
+        return True
+    first = body.strip().split("\n", 1)[0]
+    if not _COMMAND_START.match(first):
+        return False
+    return not (before and " " not in before and looks_like_path(before.strip("`*:")))
+
+
+def _is_edit_block(body: str) -> bool:
+    return any(_SEARCH_START.match(line) for line in body.splitlines()) or bool(
+        _PATCH_START.match(body)
+    )
+
+
+def _search_replace_files(text: str) -> Iterator[tuple[str, FileOp]]:
+    lines = text.splitlines()
+    current: str | None = None
+    index = 0
+    while index < len(lines):
+        if not _SEARCH_START.match(lines[index]):
+            index += 1
+            continue
+        name = _aider_filename(lines, index) or current
+        end = index + 1
+        search: list[str] = []
+        while end < len(lines) and not _DIVIDER.match(lines[end]):
+            search.append(lines[end])
+            end += 1
+        while end < len(lines) and not _REPLACE_END.match(lines[end]):
+            end += 1
+        if name:
+            current = name
+            yield name, ("modified" if "".join(search).strip() else "created")
+        index = end + 1
+
+
+def _aider_filename(lines: Sequence[str], search_line: int) -> str | None:
+    """The file a SEARCH block edits: the line before its opening fence (aider also accepts
+    it right before `<<<<<<< SEARCH`), stripped of the `:`, `#`, `*` and backticks models
+    wrap it in."""
+    before = search_line - 1
+    if before >= 0 and _FENCE_LINE.match(lines[before]):
+        before -= 1
+    if before < 0:
+        return None
+    name = lines[before].strip().rstrip(":").lstrip("#").strip().strip("`*").strip()
+    if not name or _FENCE_LINE.match(name) or len(name) > 250:
+        return None
+    if " " in name and not looks_like_path(name):
+        return None
+    return name
+
+
+def _text_action(body: str) -> tuple[Action, ...]:
+    action = body.strip()
+    if not action:
+        return ()
+    first = action.splitlines()[0]
+    word = first.split(maxsplit=1)[0]
+    row = _BY_NAME.get(word)
+    if row is None or row.positional is None:
+        return command_actions(action)
+    try:
+        tokens = shlex.split(first)
+    except ValueError:
+        tokens = first.split()
+    arguments = dict(zip(row.positional, tokens[1:], strict=False))
+    return tuple(_row_actions(row, arguments))
+
+
+# --- exit status in a command's result ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExitStatusShape:
+    """How a tool's result states the command's exit status: `pattern` matched at the start
+    of the result (`at="start"`), or its last match in the result's tail (`at="end"`); the
+    status is its first group that matched, or `status` where the shape itself is the
+    verdict. `tools` limits the shape to those tool names (empty: any)."""
+
+    agents: tuple[str, ...]
+    pattern: re.Pattern[str]
+    at: Literal["start", "end"] = "start"
+    tools: tuple[str, ...] = ()
+    status: int | None = None
+
+
+# Trailers sit at the very end of a result; a long output is not searched whole for them.
+_TAIL_CHARS = 4000
+
+
+_CLINE_PREFIX = r"(?:\[execute_command for '[\s\S]*?'\] Result:\n)?"
+EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
+    # Claude Code's Bash opens a failed command's result with it.
+    ExitStatusShape(_CC, re.compile(r"Exit code (-?\d+)(?:\n|\Z)"), tools=("Bash",)),
+    # Codex: freeform exec output, then unified exec (`exec_command`, `write_stdin`).
+    ExitStatusShape(_CODEX, re.compile(r"Exit code: (-?\d+)\nWall time:")),
+    ExitStatusShape(
+        _CODEX,
+        re.compile(
+            r"(?:Command: [^\n]*\n)?(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\n"
+            r"Process exited with code (-?\d+)"
+        ),
+    ),
+    ExitStatusShape(
+        _CLINE,
+        re.compile(
+            _CLINE_PREFIX + r"Command (?:executed successfully \(exit code (-?\d+)\)"
+            r"|failed with exit code (-?\d+))"
+        ),
+    ),
+    ExitStatusShape(
+        _CLINE, re.compile(r"\[Command completed with exit code (-?\d+)\]\s*\Z"), at="end"
+    ),
+    ExitStatusShape(
+        _ROO,
+        re.compile(
+            _CLINE_PREFIX + r"Command executed in terminal within working directory '[^\n]*'\. "
+            r"(?:Command execution was not successful, inspect the cause and adjust as needed\.\n)?"
+            r"Exit code: (-?\d+)"
+        ),
+    ),
+    # OpenHands (and SWE-agent's own shell wrapper) close a command's output with a trailer.
+    ExitStatusShape(
+        ("openhands", "swe-agent"),
+        re.compile(
+            r"\[(?:Command finished with exit code (-?\d+)"
+            r"|The command completed with exit code (-?\d+)\.)\]"
+        ),
+        at="end",
+    ),
+    ExitStatusShape(("mini-swe-agent",), re.compile(r"<returncode>(-?\d+)</returncode>")),
+    # Gemini CLI states the exit code only when it is not zero.
+    ExitStatusShape(
+        _GEMINI,
+        re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE),
+        at="end",
+        tools=("run_shell_command",),
+    ),
+    # SWE-agent says so for any command with no output; it does not check the exit status.
+    ExitStatusShape(
+        _SWE,
+        re.compile(r"Your command ran successfully and did not produce any output\.\s*\Z"),
+        status=0,
+    ),
+)
+# JSON results: Codex's structured exec output, mini-SWE-agent's tool-calling observation.
+_JSON_EXIT_PATHS: tuple[tuple[str, ...], ...] = (("metadata", "exit_code"), ("returncode",))
+_JSON_OUTPUT_KEYS = ("output", "output_head")
 
 
 def command_exit_status(name: str | None, output: str) -> int | None:
+    """The exit status a known tool's result states in its own shape (`EXIT_STATUS_SHAPES`,
+    Codex's and mini-SWE-agent's JSON); None where the result does not state one. Absence of
+    a statement is not read as success: Claude Code and Gemini CLI state only failures."""
+    stripped = output.strip()
+    if stripped.startswith("{") and stripped.endswith("}"):
+        status = _json_exit_status(stripped)
+        if status is not None:
+            return status
+    start = len(output) - len(output.lstrip())
+    tail = output[-_TAIL_CHARS:]
+    for shape in _shapes_for(name):
+        if shape.at == "start":
+            match = shape.pattern.match(output, start)
+        else:
+            matches = list(shape.pattern.finditer(tail))
+            match = matches[-1] if matches else None
+        if match is None:
+            continue
+        if shape.status is not None:
+            return shape.status
+        value = next((g for g in match.groups() if g is not None), None)
+        if value is not None:
+            return int(value)
+    return None
+
+
+def _shapes_for(name: str | None) -> tuple[ExitStatusShape, ...]:
+    if name is None:
+        return EXIT_STATUS_SHAPES
+    return tuple(s for s in EXIT_STATUS_SHAPES if not s.tools or name in s.tools)
+
+
+def _json_exit_status(text: str) -> int | None:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not any(k in data for k in _JSON_OUTPUT_KEYS):
+        return None
+    for path in _JSON_EXIT_PATHS:
+        value: object = data
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
     return None

@@ -67,6 +67,26 @@ class TodosStated:
 
 
 @dataclass(frozen=True, slots=True)
+class TodoChanged:
+    """One to-do created or updated (tools that change one item at a time); an empty text
+    means the text is unchanged."""
+
+    todo: tools.Todo
+
+
+@dataclass(frozen=True, slots=True)
+class TodoIdentified:
+    """The id a to-do tool's result gave the item created last."""
+
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStated:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class IdentifiersSeen:
     identifiers: tuple[str, ...]
 
@@ -93,6 +113,9 @@ Event = (
     | CommandRan
     | ToolFinished
     | TodosStated
+    | TodoChanged
+    | TodoIdentified
+    | PlanStated
     | IdentifiersSeen
     | Finished
     | EarlierSummary
@@ -118,6 +141,7 @@ class Reader:
     def __init__(self) -> None:
         self._calls: dict[str, ToolCallPart] = {}
         self._pending_action: str | None = None
+        self._pending_edit: tools.FileOp | None = None  # an edit of the open file, written
         self._open_file: str | None = None
         self._question: str | None = None
 
@@ -127,13 +151,17 @@ class Reader:
         if message.is_summary:
             return
         if is_observation(message):
-            if self._pending_action is not None:
-                yield from _action_outcome(self._pending_action, message.text, self._open_file)
-                self._pending_action = None
+            yield from self._outcome(message.text)
             self._open_file = _open_file_in(message.text) or self._open_file
             return
         if message.role == "user":
             text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
+            if self._pending_action is not None and not message.tool_results:
+                if _OUTPUT_SHAPE.match(text):
+                    # An environment's reply to the action (mini-SWE-agent style), not words.
+                    yield from self._outcome(text)
+                    return
+                self._pending_action = None
             if text:
                 yield UserSaid(text)
                 self._question = _question_in(text)
@@ -155,10 +183,34 @@ class Reader:
                     self._question = None
                 yield AssistantSaid(part.text, answers)
         if message.role == "assistant" and not message.tool_calls:
-            for action in tools.actions_in_text(message.text):
-                if action.kind == "file" and action.path and action.op:
+            self._pending_action = self._pending_edit = None
+            for action in _text_actions(message.text):
+                if action.kind == "file" and action.op and action.path is None:
+                    self._pending_edit = action.op
+                elif action.kind == "file" and action.path and action.op:
                     yield FileTouched(_clean_path(action.path), action.op)
-            self._pending_action = _fenced_action(message.text)
+                elif action.kind == "command" and action.command:
+                    # It ran only if an environment's output follows.
+                    self._pending_action = action.command
+                elif action.kind == "final" and action.text:
+                    yield Finished(action.text)
+
+    def _outcome(self, output: str) -> Iterator[Event]:
+        """What the environment's output says of the action written before it."""
+        if self._pending_edit is not None:
+            banner = _FILE_BANNER.search(output)
+            path = banner.group(1) if banner else self._open_file
+            if path:
+                yield FileTouched(_clean_path(path), self._pending_edit)
+        if self._pending_action is not None:
+            action = self._pending_action
+            outcome, errors = signals.outcome_of(output)
+            status = tools.command_exit_status(None, output)
+            if status is not None:
+                outcome, errors = ("ok", ()) if status == 0 else (f"exit {status}", errors)
+            first = signals.clip(action.splitlines()[0].strip(), 200)
+            yield CommandRan(first, outcome, errors, signals.test_summary(output))
+        self._pending_action = self._pending_edit = None
 
 
 def _question_in(text: str) -> str | None:
@@ -186,6 +238,10 @@ def _call_events(call: ToolCallPart) -> Iterator[Event]:
             yield FileTouched(_clean_path(action.path), action.op)
         elif action.kind == "todos":
             yield TodosStated(action.todos)
+        elif action.kind == "todo":
+            yield from (TodoChanged(todo) for todo in action.todos)
+        elif action.kind == "plan" and action.text:
+            yield PlanStated(action.text)
         elif action.kind == "final" and action.text:
             yield Finished(action.text)
 
@@ -224,14 +280,16 @@ def _result_events(
     if command is not None:
         yield CommandRan(signals.clip(command, 200), outcome, errors, tests)
         return
-    if not _call_actions(call.name, call.arguments):
-        # Editor tools acting on the open file name no path: their output does.
-        op = signals.tool_file_op(call.name, call.parsed_arguments() or {})
-        if op in ("modified", "created", "written"):
+    created = tools.todo_id_in_result(call.name, text)
+    if created is not None:
+        yield TodoIdentified(created)
+    for action in _call_actions(call.name, call.arguments):
+        if action.kind == "file" and action.path is None and action.op is not None:
+            # An editor command acting on the open file: its output names it, or the status line.
             banner = _FILE_BANNER.search(text)
             path = banner.group(1) if banner else open_file
             if path:
-                yield FileTouched(_clean_path(path), op)
+                yield FileTouched(_clean_path(path), action.op)
     source = f"{call.name}({_short_arguments(call.parsed_arguments() or {})})"
     yield ToolFinished(source, outcome == "ok", errors)
 
@@ -266,37 +324,10 @@ def _open_file_in(text: str) -> str | None:
     return None
 
 
-def _fenced_action(text: str) -> str | None:
-    """The command an assistant wrote as its action, in a fenced block or a `<command>` tag
-    (agents without tool calling)."""
-    blocks = re.findall(r"```[\w-]*\n(.*?)```|<command>\n?(.*?)</command>", text, flags=re.DOTALL)
-    blocks = [fenced or tagged for fenced, tagged in blocks]
-    if not blocks:
-        return None
-    action = blocks[-1].strip()
-    return action or None
+@functools.lru_cache(maxsize=4096)
+def _text_actions(text: str) -> tuple[tools.Action, ...]:
+    return tools.actions_in_text(text)
 
 
-_EDITOR_ACTION = re.compile(r"^(open|create|edit|goto|scroll_up|scroll_down|search_file)\b\s*(.*)")
-
-
-def _action_outcome(action: str, output: str, open_file: str | None) -> Iterator[Event]:
-    first = action.splitlines()[0].strip()
-    editor = _EDITOR_ACTION.match(first)
-    if editor:
-        verb, rest = editor.group(1), editor.group(2).strip().strip("'\"")
-        target = rest.split()[0] if rest else None
-        if verb == "create" and target:
-            yield FileTouched(_clean_path(target), "created")
-        elif verb == "open" and target:
-            yield FileTouched(_clean_path(target), "read")
-        elif verb == "edit":
-            edited = _FILE_BANNER.search(output)
-            path = edited.group(1) if edited else open_file
-            if path:
-                yield FileTouched(_clean_path(path), "modified")
-        return
-    outcome, errors = signals.outcome_of(output)
-    yield CommandRan(signals.clip(first, 200), outcome, errors, signals.test_summary(output))
-    for path, op in signals.file_ops_of_command(action):
-        yield FileTouched(_clean_path(path), op)
+# How environments that answer an action in a user message start their reply.
+_OUTPUT_SHAPE = re.compile(r"^\s*(?:<returncode>|<output>|Observation:|OBSERVATION:|Output:)")

@@ -25,6 +25,9 @@ from compaction.summarize.digest.events import (
     FileTouched,
     Finished,
     IdentifiersSeen,
+    PlanStated,
+    TodoChanged,
+    TodoIdentified,
     TodosStated,
     ToolFinished,
     UserSaid,
@@ -608,6 +611,14 @@ class Decisions(Section[DecisionsState]):
         return DecisionsState()
 
     def observe(self, state: DecisionsState, event: Event, seq: int) -> None:
+        if isinstance(event, PlanStated):
+            # A new plan replaces the plan before it.
+            for d in state.decisions:
+                if d.text.startswith("plan: ") and not d.superseded_by:
+                    d.superseded_by = "a later plan"
+            text = " ".join(event.text.split())
+            state.decisions.append(Decision("plan: " + signals.clip(text, 600)))
+            return
         if not isinstance(event, AssistantSaid):
             return
         for sentence, _todo, _done, decision, _note in signals.prose_signals(event.text):
@@ -681,6 +692,15 @@ class Todos(Section[TodosState]):
         return TodosState()
 
     def observe(self, state: TodosState, event: Event, seq: int) -> None:
+        if isinstance(event, TodoChanged):
+            self._change(state, event.todo)
+            return
+        if isinstance(event, TodoIdentified):
+            for i in range(len(state.listed) - 1, -1, -1):
+                if state.listed[i].id is None:
+                    state.listed[i] = Todo(state.listed[i].text, state.listed[i].status, event.id)
+                    break
+            return
         if isinstance(event, TodosStated):
             # The tool states the whole list each time: its latest list is the truth.
             state.listed = list(event.todos)
@@ -698,6 +718,18 @@ class Todos(Section[TodosState]):
                 closed = [p for p in state.prose if _closes(sentence, p)]
                 state.prose = [p for p in state.prose if p not in closed]
                 state.done.extend(closed)
+
+    @staticmethod
+    def _change(state: TodosState, todo: Todo) -> None:
+        """Create or update one item, found by id, else by text."""
+        for i, current in enumerate(state.listed):
+            if (todo.id is not None and current.id == todo.id) or (
+                todo.id is None and todo.text and current.text == todo.text
+            ):
+                state.listed[i] = Todo(todo.text or current.text, todo.status, current.id)
+                return
+        if todo.text:
+            state.listed.append(todo)
 
     def merge(self, earlier: TodosState, later: TodosState) -> TodosState:
         listed = later.listed if later.listed else list(earlier.listed)

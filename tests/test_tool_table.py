@@ -1,0 +1,1161 @@
+"""The tool table: what each agent's tool calls, patches, prose actions and results mean.
+
+Argument shapes are the agents' own (their public tool schemas); each case asserts the exact
+actions read from one call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from compaction.summarize import tools
+from compaction.summarize.tools import (
+    TOOLS,
+    Action,
+    Todo,
+    ToolMeaning,
+    actions_in_text,
+    actions_of_call,
+    command_exit_status,
+    command_text,
+    files_in_patch,
+    is_command_tool,
+    meaning_of,
+    todo_id_in_result,
+)
+
+
+def file(path: str | None, op: tools.FileOp) -> Action:
+    return Action("file", path=path, op=op)
+
+
+def command(text: str) -> Action:
+    return Action("command", command=text)
+
+
+def todos(*items: Todo) -> Action:
+    return Action("todos", todos=items)
+
+
+CODEX_ADD = "*** Begin Patch\n*** Add File: docs/notes.md\n+# Notes\n*** End Patch\n"
+CHECKLIST = (
+    "- [x] Analyze the codebase\n- [ ] Phase 1: storage\n  - [-] Install @google-cloud/storage"
+)
+CHECKLIST_TODOS = todos(
+    Todo("Analyze the codebase", "completed"),
+    Todo("Phase 1: storage", "pending"),
+    Todo("Install @google-cloud/storage", "in_progress"),
+)
+
+CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
+    # --- Claude Code
+    (
+        "claude-code",
+        "Bash",
+        {"command": "rm -f build/out.o && git status", "description": "Clean", "timeout": 60000},
+        (command("rm -f build/out.o && git status"), file("build/out.o", "deleted")),
+    ),
+    (
+        "claude-code",
+        "Read",
+        {"file_path": "/repo/src/app.py", "offset": 10, "limit": 50},
+        (file("/repo/src/app.py", "read"),),
+    ),
+    (
+        "claude-code",
+        "Edit",
+        {
+            "file_path": "/repo/src/app.py",
+            "old_string": "a",
+            "new_string": "b",
+            "replace_all": False,
+        },
+        (file("/repo/src/app.py", "modified"),),
+    ),
+    (
+        "claude-code",
+        "MultiEdit",
+        {"file_path": "/repo/src/app.py", "edits": [{"old_string": "a", "new_string": "b"}]},
+        (file("/repo/src/app.py", "modified"),),
+    ),
+    (
+        "claude-code",
+        "Write",
+        {"file_path": "/repo/NEW.md", "content": "# new"},
+        (file("/repo/NEW.md", "written"),),
+    ),
+    (
+        "claude-code",
+        "NotebookEdit",
+        {
+            "notebook_path": "/repo/nb.ipynb",
+            "cell_id": "c1",
+            "new_source": "x",
+            "edit_mode": "replace",
+        },
+        (file("/repo/nb.ipynb", "modified"),),
+    ),
+    (
+        "claude-code",
+        "Grep",
+        {"pattern": "def main", "path": "/repo/src", "output_mode": "content", "-n": True},
+        (Action("search", path="/repo/src", text="def main"),),
+    ),
+    ("claude-code", "Glob", {"pattern": "**/*.py"}, (Action("search", text="**/*.py"),)),
+    (
+        "claude-code",
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Port module", "status": "completed", "activeForm": "Porting module"},
+                {"content": "Write tests", "status": "in_progress", "activeForm": "Writing tests"},
+                {
+                    "content": "Update docs",
+                    "status": "pending",
+                    "activeForm": "Updating",
+                    "id": "3",
+                },
+            ]
+        },
+        (
+            todos(
+                Todo("Port module", "completed"),
+                Todo("Write tests", "in_progress"),
+                Todo("Update docs", "pending", "3"),
+            ),
+        ),
+    ),
+    (
+        "claude-code",
+        "TaskCreate",
+        {"subject": "Remove default secrets", "description": "Fail fast", "activeForm": "Removing"},
+        (Action("todo", todos=(Todo("Remove default secrets", "pending"),)),),
+    ),
+    (
+        "claude-code",
+        "TaskUpdate",
+        {"taskId": "1", "status": "completed"},
+        (Action("todo", todos=(Todo("", "completed", "1"),)),),
+    ),
+    (
+        "claude-code",
+        "TaskUpdate",
+        {"taskId": "2", "status": "deleted"},
+        (Action("todo", todos=(Todo("", "cancelled", "2"),)),),
+    ),
+    ("claude-code", "TodoWrite", {"todos": []}, (todos(),)),
+    ("claude-code", "TaskUpdate", {"taskId": "3", "owner": "agent-2", "addBlockedBy": ["1"]}, ()),
+    (
+        "claude-code",
+        "Task",
+        {
+            "description": "Explore auth",
+            "prompt": "Read the auth module",
+            "subagent_type": "Explore",
+        },
+        (Action("delegate", text="Explore auth"),),
+    ),
+    (
+        "claude-code",
+        "ExitPlanMode",
+        {"plan": "# Plan\n1. Fix IDOR", "planFilePath": "/p.md"},
+        (Action("plan", text="# Plan\n1. Fix IDOR"),),
+    ),
+    ("claude-code", "WebFetch", {"url": "https://example.org", "prompt": "Summarize"}, ()),
+    ("claude-code", "TaskList", {}, ()),
+    (
+        "claude-code",
+        "mcp__filesystem__write_file",
+        {"path": "/data/a.txt", "content": "x"},
+        (file("/data/a.txt", "written"),),
+    ),
+    # --- Codex CLI
+    (
+        "codex",
+        "shell",
+        {
+            "command": ["bash", "-lc", "sed -i 's/a/b/' src/x.py"],
+            "workdir": "/repo",
+            "timeout_ms": 1,
+        },
+        (command("sed -i 's/a/b/' src/x.py"), file("src/x.py", "modified")),
+    ),
+    ("codex", "shell", {"command": ["ls", "-la", "my dir"]}, (command("ls -la 'my dir'"),)),
+    (
+        "codex",
+        "shell",
+        {"command": ["apply_patch", CODEX_ADD]},
+        (file("docs/notes.md", "created"),),
+    ),
+    (
+        "codex",
+        "shell_command",
+        {"command": "git diff", "workdir": "/repo", "login": True},
+        (command("git diff"),),
+    ),
+    (
+        "codex",
+        "exec_command",
+        {"cmd": "pytest -x", "yield_time_ms": 1000, "max_output_tokens": 6000},
+        (command("pytest -x"),),
+    ),
+    (
+        "codex",
+        "exec_command",
+        {
+            "cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n"
+            "*** End Patch\nEOF"
+        },
+        (file("src/app.py", "modified"),),
+    ),
+    (
+        "codex",
+        "local_shell",
+        {"action": {"type": "exec", "command": ["bash", "-lc", "make test"]}},
+        (command("make test"),),
+    ),
+    (
+        "codex",
+        "apply_patch",
+        {"input": "*** Begin Patch\n*** Delete File: old.py\n*** End Patch"},
+        (file("old.py", "deleted"),),
+    ),
+    (
+        "codex",
+        "update_plan",
+        {
+            "explanation": "Bug is in the parser",
+            "plan": [
+                {"step": "Read the parser", "status": "completed"},
+                {"step": "Fix the bug", "status": "in_progress"},
+                {"step": "Run tests", "status": "pending"},
+            ],
+        },
+        (
+            todos(
+                Todo("Read the parser", "completed"),
+                Todo("Fix the bug", "in_progress"),
+                Todo("Run tests", "pending"),
+            ),
+        ),
+    ),
+    ("codex", "write_stdin", {"session_id": 3, "chars": "y\n"}, ()),
+    ("codex", "view_image", {"path": "/repo/shot.png"}, (file("/repo/shot.png", "read"),)),
+    # --- OpenCode
+    (
+        "opencode",
+        "bash",
+        {"command": "npm test", "description": "Runs tests", "timeout": 120000, "workdir": "C:\\r"},
+        (command("npm test"),),
+    ),
+    (
+        "opencode",
+        "read",
+        {"filePath": "C:\\Users\\me\\repo\\app.ts", "offset": 1, "limit": 200},
+        (file("C:\\Users\\me\\repo\\app.ts", "read"),),
+    ),
+    (
+        "opencode",
+        "edit",
+        {"filePath": "/repo/a.ts", "oldString": "a", "newString": "b", "replaceAll": False},
+        (file("/repo/a.ts", "modified"),),
+    ),
+    (
+        "opencode",
+        "write",
+        {"filePath": "/repo/b.ts", "content": "x"},
+        (file("/repo/b.ts", "written"),),
+    ),
+    (
+        "opencode",
+        "apply_patch",
+        {
+            "patchText": "*** Begin Patch\n*** Add File: docker-compose.yml\n+version: 3\n"
+            "*** Update File: harbor/Dockerfile\n@@\n-FROM a\n+FROM b\n*** End Patch"
+        },
+        (file("docker-compose.yml", "created"), file("harbor/Dockerfile", "modified")),
+    ),
+    ("opencode", "patch", {"patchText": CODEX_ADD}, (file("docs/notes.md", "created"),)),
+    (
+        "opencode",
+        "todowrite",
+        {
+            "todos": [
+                {"content": "Scaffold", "status": "completed", "priority": "high", "id": "1"},
+                {"content": "Drop SQLite", "status": "cancelled", "priority": "low", "id": "2"},
+            ]
+        },
+        (todos(Todo("Scaffold", "completed", "1"), Todo("Drop SQLite", "cancelled", "2")),),
+    ),
+    (
+        "opencode",
+        "grep",
+        {"pattern": "TODO", "path": "src", "include": "*.ts"},
+        (Action("search", path="src", text="TODO"),),
+    ),
+    (
+        "opencode",
+        "task",
+        {"description": "Find usages", "prompt": "Find every caller", "subagent_type": "general"},
+        (Action("delegate", text="Find usages"),),
+    ),
+    ("opencode", "todoread", {}, ()),
+    # --- Cline
+    (
+        "cline",
+        "execute_command",
+        {"command": "npm install", "requires_approval": True, "task_progress": CHECKLIST},
+        (command("npm install"), CHECKLIST_TODOS),
+    ),
+    (
+        "cline",
+        "write_to_file",
+        {"absolutePath": "c:\\Apps\\src\\lib\\gcs.ts", "content": "x", "task_progress": CHECKLIST},
+        (file("c:\\Apps\\src\\lib\\gcs.ts", "written"), CHECKLIST_TODOS),
+    ),
+    (
+        "cline",
+        "replace_in_file",
+        {
+            "absolutePath": "c:\\Apps\\src\\a.ts",
+            "diff": "------- SEARCH\na\n=======\nb\n+++++++ REPLACE\n",
+        },
+        (file("c:\\Apps\\src\\a.ts", "modified"),),
+    ),
+    (
+        "cline",
+        "replace_in_file",
+        {"path": "src/a.ts", "diff": "x"},
+        (file("src/a.ts", "modified"),),
+    ),
+    ("cline", "read_file", {"path": "src/app.ts"}, (file("src/app.ts", "read"),)),
+    (
+        "cline",
+        "attempt_completion",
+        {"result": "Refactor complete", "command": "npm start"},
+        (Action("final", text="Refactor complete"),),
+    ),
+    (
+        "cline",
+        "search_files",
+        {"path": "src", "regex": "getStorage", "file_pattern": "*.ts"},
+        (Action("search", path="src", text="getStorage"),),
+    ),
+    (
+        "cline",
+        "new_task",
+        {"context": "Continue with phase 2"},
+        (Action("delegate", text="Continue with phase 2"),),
+    ),
+    ("cline", "ask_followup_question", {"question": "Which bucket?", "options": "[]"}, ()),
+    # --- Cline's SDK agent
+    (
+        "cline-sdk",
+        "read_files",
+        {"files": [{"path": "/r/a.ts", "start_line": 1, "end_line": 40}, {"path": "/r/b.ts"}]},
+        (file("/r/a.ts", "read"), file("/r/b.ts", "read")),
+    ),
+    ("cline-sdk", "read_files", {"file_paths": ["/r/c.ts"]}, (file("/r/c.ts", "read"),)),
+    (
+        "cline-sdk",
+        "editor",
+        {"path": "/r/a.ts", "old_text": "a", "new_text": "b"},
+        (file("/r/a.ts", "modified"),),
+    ),
+    (
+        "cline-sdk",
+        "editor",
+        {"path": "/r/a.ts", "new_text": "b", "insert_line": 3},
+        (file("/r/a.ts", "modified"),),
+    ),
+    (
+        "cline-sdk",
+        "editor",
+        {"path": "/r/new.ts", "old_text": None, "new_text": "x"},
+        (file("/r/new.ts", "written"),),
+    ),
+    (
+        "cline-sdk",
+        "run_commands",
+        {"commands": ["npm test", {"command": "rm", "args": ["-f", "out.log"]}]},
+        (command("npm test"), command("rm -f out.log"), file("out.log", "deleted")),
+    ),
+    (
+        "cline-sdk",
+        "search_codebase",
+        {"queries": ["getStorage", "firebase-admin"]},
+        (Action("search", text="getStorage | firebase-admin"),),
+    ),
+    (
+        "cline-sdk",
+        "submit_and_exit",
+        {"summary": "Fixed and verified", "verified": True},
+        (Action("final", text="Fixed and verified"),),
+    ),
+    # --- Roo-Code
+    (
+        "roo-code",
+        "update_todo_list",
+        {"todos": "[x] Analyze requirements\n[-] Implement core logic\n[ ] Write tests"},
+        (
+            todos(
+                Todo("Analyze requirements", "completed"),
+                Todo("Implement core logic", "in_progress"),
+                Todo("Write tests", "pending"),
+            ),
+        ),
+    ),
+    (
+        "roo-code",
+        "apply_diff",
+        {
+            "path": "src/a.ts",
+            "diff": "<<<<<<< SEARCH\n:start_line:1\n-------\na\n=======\nb\n>>>>>>> REPLACE",
+        },
+        (file("src/a.ts", "modified"),),
+    ),
+    (
+        "roo-code",
+        "insert_content",
+        {"path": "src/a.ts", "line": 0, "content": "x"},
+        (file("src/a.ts", "modified"),),
+    ),
+    (
+        "roo-code",
+        "search_and_replace",
+        {"path": "src/a.ts", "search": "a", "replace": "b"},
+        (file("src/a.ts", "modified"),),
+    ),
+    (
+        "roo-code",
+        "edit",
+        {"file_path": "src/a.ts", "old_string": "a", "new_string": "b", "replace_all": True},
+        (file("src/a.ts", "modified"),),
+    ),
+    (
+        "opencode",
+        "multiedit",
+        {"filePath": "/repo/a.ts", "edits": [{"oldString": "a", "newString": "b"}]},
+        (file("/repo/a.ts", "modified"),),
+    ),
+    (
+        "roo-code",
+        "search_replace",
+        {"file_path": "src/a.ts", "old_string": "a", "new_string": "b"},
+        (file("src/a.ts", "modified"),),
+    ),
+    (
+        "roo-code",
+        "read_file",
+        {"files": [{"path": "src/a.ts", "line_ranges": ["1-20"]}, {"path": "src/b.ts"}]},
+        (file("src/a.ts", "read"), file("src/b.ts", "read")),
+    ),
+    (
+        "roo-code",
+        "execute_command",
+        {"command": "npm run build", "cwd": "frontend", "timeout": None},
+        (command("npm run build"),),
+    ),
+    (
+        "roo-code",
+        "new_task",
+        {"mode": "code", "message": "Implement X", "todos": "[ ] a"},
+        (Action("delegate", text="Implement X"),),
+    ),
+    ("roo-code", "apply_patch", {"patch": CODEX_ADD}, (file("docs/notes.md", "created"),)),
+    # --- OpenHands
+    (
+        "openhands",
+        "execute_bash",
+        {"command": "python reproduce.py", "is_input": "false", "security_risk": "LOW"},
+        (command("python reproduce.py"), file("reproduce.py", "read")),
+    ),
+    (
+        "openhands",
+        "str_replace_editor",
+        {"command": "view", "path": "/workspace/a.py", "view_range": [1, 20]},
+        (file("/workspace/a.py", "read"),),
+    ),
+    (
+        "openhands",
+        "str_replace_editor",
+        {"command": "create", "path": "/workspace/new.py", "file_text": "x = 1\n"},
+        (file("/workspace/new.py", "created"),),
+    ),
+    (
+        "openhands",
+        "str_replace_editor",
+        {"command": "str_replace", "path": "/workspace/a.py", "old_str": "a", "new_str": "b"},
+        (file("/workspace/a.py", "modified"),),
+    ),
+    (
+        "openhands",
+        "str_replace_editor",
+        {"command": "insert", "path": "/workspace/a.py", "insert_line": 3, "new_str": "b"},
+        (file("/workspace/a.py", "modified"),),
+    ),
+    (
+        "openhands",
+        "str_replace_editor",
+        {"command": "undo_edit", "path": "/workspace/a.py"},
+        (file("/workspace/a.py", "modified"),),
+    ),
+    ("openhands", "str_replace_editor", {"command": "rewind", "path": "/workspace/a.py"}, ()),
+    (
+        "openhands",
+        "task_tracker",
+        {
+            "command": "plan",
+            "task_list": [
+                {"id": "1", "title": "Reproduce", "status": "done"},
+                {"id": "2", "title": "Fix", "status": "in_progress"},
+                {"id": "3", "title": "Test", "status": "todo", "notes": "unit + e2e"},
+            ],
+        },
+        (
+            todos(
+                Todo("Reproduce", "completed", "1"),
+                Todo("Fix", "in_progress", "2"),
+                Todo("Test", "pending", "3"),
+            ),
+        ),
+    ),
+    ("openhands", "task_tracker", {"command": "view"}, ()),
+    (
+        "openhands",
+        "finish",
+        {"message": "Fixed the bug."},
+        (Action("final", text="Fixed the bug."),),
+    ),
+    ("openhands", "think", {"thought": "Maybe the cache"}, ()),
+    (
+        "openhands",
+        "edit_file",
+        {"path": "/workspace/a.py", "content": "x", "start": 1, "end": -1},
+        (file("/workspace/a.py", "modified"),),
+    ),
+    ("openhands", "terminal", {"command": "ls"}, (command("ls"),)),
+    (
+        "openhands",
+        "file_editor",
+        {"command": "create", "path": "/w/x.py", "file_text": "x"},
+        (file("/w/x.py", "created"),),
+    ),
+    ("openhands", "execute_ipython_cell", {"code": "print(1)"}, (command("print(1)"),)),
+    # --- SWE-agent (function calling)
+    (
+        "swe-agent",
+        "bash",
+        {"command": "python -m pytest tests/"},
+        (command("python -m pytest tests/"),),
+    ),
+    (
+        "swe-agent",
+        "str_replace_editor",
+        {"command": "str_replace", "path": "/testbed/x.py", "old_str": "a", "new_str": "b"},
+        (file("/testbed/x.py", "modified"),),
+    ),
+    ("swe-agent", "open", {"path": "src/a.py", "line_number": 10}, (file("src/a.py", "read"),)),
+    ("swe-agent", "create", {"filename": "reproduce.py"}, (file("reproduce.py", "created"),)),
+    ("swe-agent", "edit", {"search": "a", "replace": "b"}, (file(None, "modified"),)),
+    (
+        "swe-agent",
+        "find_file",
+        {"file_name": "setup.py", "dir": "/testbed"},
+        (Action("search", path="/testbed", text="setup.py"),),
+    ),
+    ("swe-agent", "submit", {}, (Action("final"),)),
+    ("swe-agent", "goto", {"line_number": 40}, ()),
+    # --- mini-SWE-agent (tool calling)
+    (
+        "mini-swe-agent",
+        "bash",
+        {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff"},
+        (command("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff"), Action("final")),
+    ),
+    # --- Gemini CLI
+    (
+        "gemini-cli",
+        "run_shell_command",
+        {"command": "npm test", "description": "Test", "dir_path": "web"},
+        (command("npm test"),),
+    ),
+    (
+        "gemini-cli",
+        "read_file",
+        {"file_path": "/p/a.ts", "start_line": 1, "end_line": 20},
+        (file("/p/a.ts", "read"),),
+    ),
+    ("gemini-cli", "read_file", {"absolute_path": "/p/a.ts"}, (file("/p/a.ts", "read"),)),
+    (
+        "gemini-cli",
+        "write_file",
+        {"file_path": "/p/b.ts", "content": "x"},
+        (file("/p/b.ts", "written"),),
+    ),
+    (
+        "gemini-cli",
+        "replace",
+        {"file_path": "/p/a.ts", "instruction": "rename", "old_string": "a", "new_string": "b"},
+        (file("/p/a.ts", "modified"),),
+    ),
+    (
+        "gemini-cli",
+        "read_many_files",
+        {"include": ["src/a.ts", "src/**/*.test.ts"]},
+        (file("src/a.ts", "read"),),
+    ),
+    (
+        "gemini-cli",
+        "write_todos",
+        {
+            "todos": [
+                {"description": "A", "status": "completed"},
+                {"description": "B", "status": "blocked"},
+                {"description": "C", "status": "cancelled"},
+            ]
+        },
+        (todos(Todo("A", "completed"), Todo("B", "pending"), Todo("C", "cancelled")),),
+    ),
+    (
+        "gemini-cli",
+        "grep_search",
+        {"pattern": "foo", "dir_path": "src", "include_pattern": "*.ts"},
+        (Action("search", path="src", text="foo"),),
+    ),
+    (
+        "gemini-cli",
+        "search_file_content",
+        {"pattern": "foo", "path": "src"},
+        (Action("search", path="src", text="foo"),),
+    ),
+    ("gemini-cli", "list_directory", {"dir_path": "src"}, (Action("search", path="src"),)),
+    # --- MCP filesystem server
+    (
+        "mcp-filesystem",
+        "read_text_file",
+        {"path": "/data/a.txt", "head": 10},
+        (file("/data/a.txt", "read"),),
+    ),
+    (
+        "mcp-filesystem",
+        "read_multiple_files",
+        {"paths": ["/data/a.txt", "/data/b.txt"]},
+        (file("/data/a.txt", "read"), file("/data/b.txt", "read")),
+    ),
+    (
+        "mcp-filesystem",
+        "edit_file",
+        {"path": "/data/a.txt", "edits": [{"oldText": "a", "newText": "b"}], "dryRun": False},
+        (file("/data/a.txt", "modified"),),
+    ),
+    (
+        "mcp-filesystem",
+        "edit_file",
+        {"path": "/data/a.txt", "edits": [{"oldText": "a", "newText": "b"}], "dryRun": True},
+        (),
+    ),
+    (
+        "mcp-filesystem",
+        "move_file",
+        {"source": "/data/a.txt", "destination": "/data/old/a.txt"},
+        (file("/data/a.txt", "deleted"), file("/data/old/a.txt", "created")),
+    ),
+    ("mcp-filesystem", "create_directory", {"path": "/data/new"}, ()),
+    (
+        "mcp-filesystem",
+        "search_files",
+        {"path": "/data", "pattern": "*.md", "excludePatterns": []},
+        (Action("search", path="/data", text="*.md"),),
+    ),
+    (
+        "mcp-filesystem",
+        "mcp__filesystem__read_text_file",
+        {"path": "/data/a.txt"},
+        (file("/data/a.txt", "read"),),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        pytest.param(name, arguments, expected, id=f"{agent}:{name}")
+        for agent, name, arguments, expected in CALLS
+    ],
+)
+def test_actions_of_known_calls(
+    name: str, arguments: dict[str, object], expected: tuple[Action, ...]
+) -> None:
+    assert actions_of_call(name, arguments) == expected
+
+
+def test_every_agent_named_in_the_cases_has_rows() -> None:
+    agents = {agent for row in TOOLS for agent in row.agents}
+    assert {agent for agent, *_ in CALLS} <= agents | {"mcp-filesystem"}
+
+
+def test_table_has_no_duplicate_name_agent_rows() -> None:
+    pairs = Counter((name, agent) for row in TOOLS for name in row.names for agent in row.agents)
+    assert [pair for pair, count in pairs.items() if count > 1] == []
+
+
+def test_rows_state_what_their_kind_needs() -> None:
+    for row in TOOLS:
+        where = f"{row.names} ({row.agents})"
+        if row.kind == "file":
+            assert row.op or row.subcommand_ops or row.move_keys, where
+            assert row.path_keys or row.move_keys or row.acts_on_open_file, where
+        if row.kind == "command":
+            assert row.command_keys, where
+        if row.kind == "patch":
+            assert row.patch_keys, where
+        if row.kind == "todos":
+            assert row.todos_key and row.todo_shape, where
+
+
+def test_same_named_tools_must_agree_on_what_they_do() -> None:
+    reads = ToolMeaning(("read_file",), "file", ("a",), op="read", path_keys=("path",))
+    writes = ToolMeaning(("read_file",), "file", ("b",), op="written", path_keys=("path",))
+    with pytest.raises(ValueError, match="disagree"):
+        tools._index((reads, writes))
+
+
+def test_a_name_sent_by_several_agents_tries_all_their_path_keys() -> None:
+    row = meaning_of("read_file")
+    assert row is not None
+    assert {"cline", "roo-code", "gemini-cli", "mcp-filesystem", "codex"} <= set(row.agents)
+    assert {"path", "absolutePath", "file_path", "absolute_path", "files"} <= set(row.path_keys)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("open_file", {"filepath": "src/a.py"}, (file("src/a.py", "read"),)),
+        ("delete_file", {"target_file": "src/old.py"}, (file("src/old.py", "deleted"),)),
+        ("saveDocument", {"filename": "notes.md"}, (file("notes.md", "written"),)),
+        ("create_component", {"path": "web/Button.tsx"}, (file("web/Button.tsx", "created"),)),
+        ("str_edit", {"file": "C:\\repo\\main.go"}, (file("C:\\repo\\main.go", "modified"),)),
+        (
+            "run_terminal_cmd",
+            {"command": "make lint", "is_background": False},
+            (command("make lint"),),
+        ),
+        ("container.exec", {"cmd": ["bash", "-lc", "ls /app"]}, (command("ls /app"),)),
+        (
+            "propose_change",
+            {"diff": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"},
+            (file("x.py", "modified"),),
+        ),
+        (
+            "todo_update",
+            {"todos": [{"text": "Ship it", "status": "done"}, {"title": "Docs", "status": "open"}]},
+            (todos(Todo("Ship it", "completed"), Todo("Docs", "pending")),),
+        ),
+        ("mcp__serena__read_memory", {"memory_file_name": "overview"}, ()),
+        (
+            "mcp__siyuan-mcp__create_doc",
+            {"notebook": "n1", "path": "Daily notes", "markdown": "x"},
+            (),
+        ),
+        ("lookup", {"query": "src/a.py"}, ()),
+        ("read_things", {"path": "not a path at all"}, ()),
+    ],
+)
+def test_unknown_tools_fall_back_to_argument_names_and_name_words(
+    name: str, arguments: dict[str, object], expected: tuple[Action, ...]
+) -> None:
+    assert meaning_of(name) is None
+    assert actions_of_call(name, arguments) == expected
+
+
+def test_a_known_tool_without_effect_does_not_fall_back() -> None:
+    # `plan_mode_respond` carries no path, but a look-alike unknown name with a path would
+    # read as a file: the table's `none` keeps known tools out of the fallback.
+    assert (
+        actions_of_call("plan_mode_respond", {"response": "see src/a.py", "path": "src/a.py"}) == ()
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Bash", True),
+        ("bash", True),
+        ("shell", True),
+        ("exec_command", True),
+        ("execute_command", True),
+        ("run_shell_command", True),
+        ("execute_bash", True),
+        ("run_terminal_cmd", True),
+        ("Read", False),
+        ("apply_patch", False),
+        ("run_slash_command", False),
+        ("read_command_output", False),
+        ("TodoWrite", False),
+    ],
+)
+def test_is_command_tool(name: str, expected: bool) -> None:
+    assert is_command_tool(name) is expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("  git status  ", "git status"),
+        (["bash", "-lc", "cd src && make"], "cd src && make"),
+        (["/bin/zsh", "-lc", "ls"], "ls"),
+        (["powershell.exe", "-Command", "Get-ChildItem -Force"], "Get-ChildItem -Force"),
+        (["git", "commit", "-m", "fix: it's done"], "git commit -m 'fix: it'\"'\"'s done'"),
+        ({"type": "exec", "command": ["ls", "-a"]}, "ls -a"),
+        ("", None),
+        ([], None),
+        (["ls", 3], None),
+    ],
+)
+def test_command_text(value: object, expected: str | None) -> None:
+    assert command_text(value) == expected
+
+
+# --- patches --------------------------------------------------------------------------------
+
+PATCHES = [
+    (
+        "codex add, update, delete",
+        "*** Begin Patch\n*** Add File: a.py\n+x\n*** Update File: b.py\n@@ def f():\n-    pass\n"
+        "+    return 1\n*** Delete File: c.py\n*** End Patch\n",
+        (("a.py", "created"), ("b.py", "modified"), ("c.py", "deleted")),
+    ),
+    (
+        "codex move",
+        "*** Begin Patch\n*** Update File: src/old.py\n*** Move to: src/new.py\n"
+        "@@\n-a\n+b\n*** End Patch",
+        (("src/old.py", "deleted"), ("src/new.py", "created")),
+    ),
+    (
+        "unified a/ b/",
+        "--- a/src/x.py\n+++ b/src/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
+        (("src/x.py", "modified"),),
+    ),
+    (
+        "unified /dev/null both ways",
+        "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n--- a/gone.txt\n+++ /dev/null\n"
+        "@@ -1 +0,0 @@\n-bye\n",
+        (("new.txt", "created"), ("gone.txt", "deleted")),
+    ),
+    (
+        "unified with timestamps, no prefixes",
+        "--- lib/util.c\t2024-01-01 10:00:00\n+++ lib/util.c\t2024-01-02 10:00:00\n"
+        "@@ -1 +1 @@\n-a\n+b\n",
+        (("lib/util.c", "modified"),),
+    ),
+    (
+        "hunk lines that look like headers are content",
+        "--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n--- old rule\n+++ new rule\n other\n",
+        (("doc.md", "modified"),),
+    ),
+    (
+        "diff --git: mode lines and renames",
+        "diff --git a/src/x.py b/src/x.py\nindex 1..2 100644\n--- a/src/x.py\n+++ b/src/x.py\n"
+        "@@ -1 +1 @@\n-a\n+b\n"
+        "diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n"
+        "@@ -0,0 +1 @@\n+hi\n"
+        "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n"
+        "diff --git a/a.py b/b.py\nsimilarity index 90%\nrename from a.py\nrename to b.py\n"
+        "diff --git a/bin.dat b/bin.dat\nBinary files a/bin.dat and b/bin.dat differ\n",
+        (
+            ("src/x.py", "modified"),
+            ("new.txt", "created"),
+            ("old.txt", "deleted"),
+            ("a.py", "deleted"),
+            ("b.py", "created"),
+            ("bin.dat", "modified"),
+        ),
+    ),
+    (
+        "wrong hunk counts do not swallow the next file",
+        "--- a/one.py\n+++ b/one.py\n@@ -1,9 +1,9 @@\n-a\n+b\ndiff --git a/two.py b/two.py\n"
+        "--- a/two.py\n+++ b/two.py\n@@ -1 +1 @@\n-c\n+d\n",
+        (("one.py", "modified"), ("two.py", "modified")),
+    ),
+    (
+        "aider udiff without hunk counts",
+        "--- mathweb/app.py\n+++ mathweb/app.py\n@@ ... @@\n-class A:\n+class B:\n"
+        "--- /dev/null\n+++ mathweb/new.py\n@@ ... @@\n+x = 1\n",
+        (("mathweb/app.py", "modified"), ("mathweb/new.py", "created")),
+    ),
+    ("not a patch", "just some text\n--- not followed by plus\n", ()),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [pytest.param(t, e, id=i) for i, t, e in PATCHES])
+def test_files_in_patch(text: str, expected: tuple[tuple[str, str], ...]) -> None:
+    assert files_in_patch(text) == expected
+
+
+# --- actions written in assistant text ------------------------------------------------------
+
+AIDER = """I'll create the scripts and update the README.
+
+sync-afi.sh
+```bash
+<<<<<<< SEARCH
+=======
+#!/bin/bash
+echo "Syncing"
+>>>>>>> REPLACE
+```
+
+README.md
+```markdown
+<<<<<<< SEARCH
+# AFI
+=======
+# AFI core
+>>>>>>> REPLACE
+```
+
+```markdown
+<<<<<<< SEARCH
+Old line
+=======
+New line
+>>>>>>> REPLACE
+```
+
+`src/app.py`:
+<<<<<<< SEARCH
+def f():
+=======
+def g():
+>>>>>>> REPLACE
+
+sync-afi.sh
+```bash
+<<<<<<< SEARCH
+echo "Syncing"
+=======
+echo "Syncing all"
+>>>>>>> REPLACE
+```
+"""
+
+TEXTS = [
+    (
+        "aider SEARCH/REPLACE",
+        AIDER,
+        (
+            file("sync-afi.sh", "created"),
+            file("README.md", "modified"),
+            file("src/app.py", "modified"),
+        ),
+    ),
+    (
+        "aider udiff and a suggested command",
+        "Here is the diff:\n\n```diff\n--- web/src/App.tsx\n+++ web/src/App.tsx\n"
+        "@@ ... @@\n-a\n+b\n```\n\n"
+        "Then run:\n\n```bash\nnpm test\n```\n",
+        (file("web/src/App.tsx", "modified"), command("npm test")),
+    ),
+    (
+        "mini-SWE-agent fenced action",
+        "THOUGHT: look at the file.\n\n```mswea_bash_command\ncat src/app.py | head -50\n```",
+        (command("cat src/app.py | head -50"), file("src/app.py", "read")),
+    ),
+    (
+        "mini-SWE-agent final",
+        "Done.\n\n```mswea_bash_command\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```",
+        (command("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"), Action("final")),
+    ),
+    (
+        "the last block is the action",
+        "First I ran:\n```bash\nls\n```\nNow:\n```bash\nrm -rf build/cache.db\n```",
+        (command("rm -rf build/cache.db"), file("build/cache.db", "deleted")),
+    ),
+    (
+        "SWE-agent open",
+        'DISCUSSION\nLet me open the file.\n\n```\nopen "src/app.py" 120\n```',
+        (file("src/app.py", "read"),),
+    ),
+    (
+        "SWE-agent create",
+        "DISCUSSION\nA reproduction script.\n```\ncreate reproduce.py\n```",
+        (file("reproduce.py", "created"),),
+    ),
+    (
+        "SWE-agent edit acts on the open file",
+        "DISCUSSION\nFix the off-by-one.\n```\nedit 12:14\n    return n + 1\nend_of_edit\n```",
+        (file(None, "modified"),),
+    ),
+    (
+        "SWE-agent str_replace_editor in a command tag",
+        "<command>\nstr_replace_editor create /testbed/r.py --file_text 'print(1)'\n</command>",
+        (file("/testbed/r.py", "created"),),
+    ),
+    ("SWE-agent submit", "DISCUSSION\nAll done.\n```\nsubmit\n```", (Action("final"),)),
+    ("SWE-agent scroll", "```\nscroll_down\n```", ()),
+    (
+        "SWE-agent shell command",
+        "<command>\npython reproduce.py\n</command>",
+        (command("python reproduce.py"), file("reproduce.py", "read")),
+    ),
+    ("a code sample is not an action", "Use this:\n```python\nprint('hi')\n```", ()),
+    (
+        "a whole file after its name is not an action",
+        "src/config.ts\n```\nexport const ttl = 30;\n```",
+        (),
+    ),
+    ("quoted prose in a fence is not an action", "It says:\n```\n## Found Code\n- x\n```", ()),
+    ("prose only", "I think the bug is in the parser.", ()),
+    ("an unclosed fence is not an action", "Run:\n```bash\nls\n", ()),
+    (
+        "a longer fence closes a shorter one",
+        "````bash\nmake test\n`````\n",
+        (command("make test"),),
+    ),
+    (
+        "a nested fence stays inside its outer block",
+        "````markdown\n```bash\nrm -rf /\n```\n````\n",
+        (),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [pytest.param(t, e, id=i) for i, t, e in TEXTS])
+def test_actions_in_text(text: str, expected: tuple[Action, ...]) -> None:
+    assert actions_in_text(text) == expected
+
+
+# --- exit status in results -----------------------------------------------------------------
+
+RESULTS = [
+    ("claude code failure", "Bash", "Exit code 127\nmvn: command not found", 127),
+    ("claude code success states nothing", "Bash", "On branch main\nnothing to commit", None),
+    ("claude code shape is Bash's own", "execute_command", "Exit code 1\nboom", None),
+    ("codex freeform", "shell", "Exit code: 2\nWall time: 0.3 seconds\nOutput:\nFAILED", 2),
+    (
+        "codex unified exec",
+        "exec_command",
+        "Chunk ID: 36c2f2\nWall time: 0.0000 seconds\nProcess exited with code 0\n"
+        "Original token count: 12\nOutput:\nok",
+        0,
+    ),
+    (
+        "codex unified exec with its command line",
+        None,
+        "Command: /bin/zsh -lc 'make'\nChunk ID: 1\nWall time: 1.0 seconds\n"
+        "Process exited with code 2\nOutput:\n",
+        2,
+    ),
+    (
+        "codex session still running",
+        "exec_command",
+        "Chunk ID: 1\nWall time: 1.0 seconds\nProcess running with session ID 7\nOutput:\n",
+        None,
+    ),
+    (
+        "codex json",
+        "shell",
+        '{"output": "x", "metadata": {"exit_code": 4, "duration_seconds": 0.1}}',
+        4,
+    ),
+    (
+        "cline success",
+        "execute_command",
+        "[execute_command for 'cd c:\\Apps && npm install'] Result:\n"
+        "Command executed successfully (exit code 0).\nOutput:\nup to date",
+        0,
+    ),
+    (
+        "cline failure",
+        "execute_command",
+        "[execute_command for 'npm test'] Result:\nCommand failed with exit code 1.\nOutput:\nFAIL",
+        1,
+    ),
+    ("cline without a status", "execute_command", "Command executed.\nOutput:\nhello", None),
+    (
+        "cline timed out",
+        "execute_command",
+        "Command timed out after 30 seconds. Running in background.",
+        None,
+    ),
+    ("cline sdk", "run_commands", "ok\n[Command completed with exit code 3]\n", 3),
+    (
+        "roo success",
+        "execute_command",
+        "Command executed in terminal within working directory '/w'. Exit code: 0\nOutput:\nok",
+        0,
+    ),
+    (
+        "roo failure",
+        "execute_command",
+        "Command executed in terminal within working directory '/w'. Command execution was not "
+        "successful, inspect the cause and adjust as needed.\nExit code: 2\nOutput:\nerr",
+        2,
+    ),
+    (
+        "openhands",
+        "execute_bash",
+        "ok\n[The command completed with exit code 1.]\n[Current working directory: /w]\n"
+        "[Command finished with exit code 1]",
+        1,
+    ),
+    (
+        "openhands: the last trailer wins",
+        None,
+        "$ echo '[Command finished with exit code 0]'\n[Command finished with exit code 0]\n"
+        "[Command finished with exit code 5]",
+        5,
+    ),
+    ("mini xml", None, "<returncode>1</returncode>\n<output>\nboom\n</output>", 1),
+    ("mini json", "bash", '{"returncode": 0, "output": "hello\\n"}', 0),
+    (
+        "mini json long output",
+        "bash",
+        '{"returncode": 2, "output_head": "a", "output_tail": "b"}',
+        2,
+    ),
+    ("json without an output is not a result", "bash", '{"returncode": 2}', None),
+    (
+        "gemini failure",
+        "run_shell_command",
+        "Command: ls nope\nDirectory: (root)\nOutput: ls: nope: No such file\nError: (none)\n"
+        "Exit Code: 2\nSignal: (none)",
+        2,
+    ),
+    ("gemini success states nothing", "run_shell_command", "Output: a.txt", None),
+    (
+        "swe-agent empty output",
+        "bash",
+        "Your command ran successfully and did not produce any output.",
+        0,
+    ),
+    ("opencode states nothing", "bash", "3 passed in 0.1s", None),
+    (
+        "a program's own words are not a status",
+        None,
+        "Build finished. exit code 0 reported by make",
+        None,
+    ),
+    (
+        "a status shape inside the output is not the tool's",
+        "execute_command",
+        "Running the suite...\nCommand failed with exit code 2.\n(from a nested runner)",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "output", "expected"), [pytest.param(n, o, e, id=i) for i, n, o, e in RESULTS]
+)
+def test_command_exit_status(name: str | None, output: str, expected: int | None) -> None:
+    assert command_exit_status(name, output) == expected
+
+
+def test_todo_id_in_result() -> None:
+    assert todo_id_in_result("TaskCreate", "Task #12 created successfully: Fix it") == "12"
+    assert todo_id_in_result("TaskCreate", "No tasks found") is None
+    assert todo_id_in_result("TaskUpdate", "Task #12 created successfully: Fix it") is None
