@@ -14,6 +14,10 @@ Internals live in the submodules; this module re-exports the public surface.
 
 from __future__ import annotations
 
+# Kept equal to pyproject's `version` (a test checks it against the installed metadata):
+# reading the metadata at import time would cost every start of the CLI.
+__version__ = "0.1.0"
+
 from compaction.agent import Orchestrator, RunResult
 from compaction.compactor import CompactionResult, Compactor, Receipt
 from compaction.config import CompactionConfig, PinRules
@@ -84,6 +88,7 @@ from compaction.triggers import Decision, should_compact
 from compaction.workflow import AgentConfig, WorkflowConfig, load_workflow
 
 __all__ = [  # noqa: RUF022 (grouped by topic)
+    "__version__",
     # compaction
     "Compactor",
     "CompactionConfig",

@@ -9,6 +9,7 @@ import logging
 
 import click
 
+from compaction import __version__
 from compaction.cli.config import config_group
 from compaction.cli.eval import eval_command
 from compaction.cli.run import run_command
@@ -18,7 +19,7 @@ from compaction.cli.transcripts import compact_command, count_command, validate_
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="llm-compaction")
+@click.version_option(__version__, prog_name="compaction")
 def cli() -> None:
     """Context compaction for LLM agents."""
 
