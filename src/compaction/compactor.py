@@ -36,7 +36,7 @@ from compaction.serialize import message_to_dict
 from compaction.strategies import StepReport, Strategy, Workspace
 from compaction.strategies.base import Removal, Slot
 from compaction.summarize.llm import Summarizer, load_template
-from compaction.tokens import ConversationCounter, context_window
+from compaction.tokens import ConversationCounter, context_window, provider_for_dialect
 from compaction.triggers import Decision, should_compact
 
 # A window for a compaction model the registry does not know: small enough to be safe.
@@ -159,9 +159,7 @@ class Compactor:
         if self._counter is not None:
             return self._counter
         model = self.config.tokenizer_model or conversation.model
-        provider = self._provider or (
-            "anthropic" if conversation.dialect == "anthropic" else "openai"
-        )
+        provider = self._provider or provider_for_dialect(conversation.dialect)
         key = (model, provider)
         if key not in self._counters:
             self._counters[key] = ConversationCounter.for_model(model, provider=provider)

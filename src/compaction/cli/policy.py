@@ -5,18 +5,20 @@ A workflow file (one with an `agents` list) is validated whole, as `compaction r
 and its `store` the default session store. A file without `agents` holding only compaction
 settings (at top level or under `compact:`) is read as a workflow with just that section.
 
-This module must never import the proxy, the agent runtime or a provider: `compaction
-compact` loads it.
+This module must never import the proxy, the agent runtime or a provider, and imports the
+configuration models only when a file is loaded: every command that takes `--config` imports
+it for its help text.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import yaml
-
-from compaction.config import CompactionConfig
 from compaction.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from compaction.config import CompactionConfig
 
 CONFIG_HELP = (
     "Workflow YAML (or a file of compaction settings): its top-level `compact` section is "
@@ -26,6 +28,10 @@ CONFIG_HELP = (
 
 def load_policy(path: str) -> tuple[CompactionConfig, str | None]:
     """The `compact` policy and the `store` of a workflow file (or a plain config file)."""
+    import yaml
+
+    from compaction.config import CompactionConfig
+
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as e:

@@ -2,6 +2,10 @@
 
 Exit status: 0 done, 1 the target could not be met (compact) or violations found
 (validate), 2 bad input. Output goes to stdout or `-o`; reports go to stderr.
+
+The other command modules import their shared helpers from here, so this module imports
+only what reading and counting a transcript needs; the compactor, the strategies and the
+providers are imported inside the commands that use them.
 """
 
 from __future__ import annotations
@@ -11,19 +15,20 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import TypeAdapter, ValidationError
 
 from compaction.cli.policy import CONFIG_HELP, load_policy
-from compaction.compactor import Compactor, Receipt, validate_for
-from compaction.config import CompactionConfig
 from compaction.dialects import decode_any, detect_dialect, get_dialect, load_payload
 from compaction.exceptions import AuthenticationError, CompactionError, InputError
 from compaction.messages import Conversation
-from compaction.providers.base import Provider
-from compaction.strategies import Strategy
+from compaction.tokens import ConversationCounter, provider_for_dialect
+
+if TYPE_CHECKING:
+    from compaction.compactor import Receipt
+    from compaction.providers.base import Provider
+    from compaction.strategies import Strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,6 +87,8 @@ def read_conversation(source: str, fmt: str | None) -> Conversation:
 
 def require_valid(conversation: Conversation, source: str) -> None:
     """Reject input that breaks its provider's rules: one line naming the first problem."""
+    from compaction.compactor import validate_for
+
     violations = validate_for(conversation)
     if violations:
         more = (
@@ -93,6 +100,10 @@ def require_valid(conversation: Conversation, source: str) -> None:
 
 
 def parse_strategies(names: str) -> tuple[Strategy, ...]:
+    from pydantic import TypeAdapter, ValidationError
+
+    from compaction.strategies import Strategy
+
     adapter: TypeAdapter[Strategy] = TypeAdapter(Strategy)
     chosen = []
     for name in (n.strip() for n in names.split(",")):
@@ -278,6 +289,9 @@ def compact_command(
 
     Writes the same dialect back (OpenAI chat for .traj). Exit 0 when done, 1 when the target
     could not be met, 2 on bad input."""
+    from compaction.compactor import Compactor
+    from compaction.config import CompactionConfig
+
     if deprecated_target_tokens is not None:
         click.echo("warning: --target-tokens is deprecated: use --max-tokens", err=True)
         if max_tokens is not None and max_tokens != deprecated_target_tokens:
@@ -347,8 +361,9 @@ def compact_command(
 def count_command(input_path: str, fmt: str | None, model: str | None, as_json: bool) -> None:
     """Tokens per role and in total. Counts prefixed `~` are estimates."""
     conversation = read_conversation(input_path, fmt)
-    compactor = Compactor(CompactionConfig(tokenizer_model=model))
-    counter = compactor.counter_for(conversation)
+    counter = ConversationCounter.for_model(
+        model or conversation.model, provider=provider_for_dialect(conversation.dialect)
+    )
     counted = counter.count(conversation)
     if as_json:
         click.echo(
@@ -398,6 +413,8 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
 @user_errors
 def validate_command(input_path: str, fmt: str | None, dialect: str | None) -> None:
     """Every rule the transcript breaks, with its message index. Exit 1 if any."""
+    from compaction.compactor import validate_for
+
     conversation = read_conversation(input_path, fmt)
     violations = (
         get_dialect(dialect).validate(conversation) if dialect else validate_for(conversation)
