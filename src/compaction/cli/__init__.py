@@ -9,7 +9,6 @@ the proxy or the evaluation.
 from __future__ import annotations
 
 import importlib
-import logging
 
 import click
 
@@ -54,7 +53,9 @@ def cli() -> None:
 
 def main() -> None:
     # Commands print the library's notes themselves; keep the logging fallback from repeating
-    # them on stderr.
+    # them on stderr. (Imported here: `--version` has no use for logging.)
+    import logging
+
     logging.getLogger("compaction").addHandler(logging.NullHandler())
     cli()
 
