@@ -271,9 +271,7 @@ class ConversationCounter:
         """Keep `counted` first, the least recently used prefix going when there are too
         many. A prefix stays after it was extended: a retry, or a sibling branch from the
         same history, starts from it again."""
-        self._prefixes = [counted, *(p for p in self._prefixes if p is not counted)][
-            :_MAX_PREFIXES
-        ]
+        self._prefixes = [counted, *(p for p in self._prefixes if p is not counted)][:_MAX_PREFIXES]
 
     def total(self, conversation: Conversation | Sequence[Message]) -> int:
         """Only the total of `count(conversation)`."""
