@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import compaction
-from compaction import CompactionConfig, CompactionError, Compactor, ConfigError
+from compaction import CompactionConfig, CompactionError, Compactor, ConfigError, Message
 from compaction.cli import cli
 from compaction.dialects import OPENAI
 
@@ -46,11 +46,23 @@ def test_compact_accepts_a_list_of_messages() -> None:
     assert compactor.should_compact(list(conversation.messages)).compact
 
 
-@pytest.mark.parametrize("value", [{"messages": []}, "hello", 42])
-def test_compact_of_something_else_names_the_decoder(value: object) -> None:
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ({"messages": []}, "dict"),
+        ("hello", "str"),
+        (42, "int"),
+        ([1, 2], "a list holding int"),
+        (
+            [{"role": "user", "content": "x"}, Message.text_message("user", "y")],
+            "a list mixing Messages and wire messages",
+        ),
+    ],
+)
+def test_compact_of_something_else_names_the_decoder(value: object, named: str) -> None:
     with pytest.raises(TypeError, match=r"OPENAI\.decode\(") as caught:
         Compactor().compact(value)  # type: ignore[arg-type]
-    assert type(value).__name__ in str(caught.value)
+    assert f"got {named}" in str(caught.value)
 
 
 # -- CompactionConfig(...) in Python --------------------------------------------------------

@@ -396,13 +396,19 @@ def as_conversation(value: Conversation | Sequence[Any]) -> Conversation:
     how to decode a request body."""
     if isinstance(value, Conversation):
         return value
+    got = type(value).__name__
     if isinstance(value, list | tuple):
         if all(isinstance(m, Message) for m in value):
             return Conversation(tuple(value))
         if all(isinstance(m, dict) for m in value):
             return decode_any(list(value))
+        odd = next((m for m in value if not isinstance(m, Message | dict)), None)
+        if odd is None:
+            got = f"a {got} mixing Messages and wire messages"
+        else:
+            got = f"a {got} holding {type(odd).__name__}"
     raise TypeError(
-        f"expected a Conversation or a list of messages, got {type(value).__name__}: decode "
+        f"expected a Conversation or a list of messages, got {got}: decode "
         "a request body first, e.g. OPENAI.decode(body) (or ANTHROPIC.decode, "
         "RESPONSES.decode, decode_any) from compaction.dialects"
     )
