@@ -34,7 +34,7 @@ def test_compact_writes_the_same_dialect_within_target(session_file: Path, tmp_p
     code, _, err = run(
         "compact",
         str(session_file),
-        "--target-tokens",
+        "--max-tokens",
         "3000",
         "-o",
         str(out),
@@ -73,7 +73,7 @@ def test_anthropic_in_anthropic_out(tmp_path: Path) -> None:
 def test_dry_run_lists_changes_and_writes_nothing(session_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "never.json"
     code, stdout, err = run(
-        "compact", str(session_file), "--target-tokens", "3000", "--dry-run", "-o", str(out)
+        "compact", str(session_file), "--max-tokens", "3000", "--dry-run", "-o", str(out)
     )
     assert code == 0
     assert stdout == ""
@@ -86,7 +86,7 @@ def test_dry_run_lists_changes_and_writes_nothing(session_file: Path, tmp_path: 
 
 
 def test_unreachable_target_exits_1_with_reason(session_file: Path) -> None:
-    code, _, err = run("compact", str(session_file), "--target-tokens", "5")
+    code, _, err = run("compact", str(session_file), "--max-tokens", "5")
     assert code == 1
     assert "cannot be met" in err
 
@@ -125,7 +125,7 @@ def test_strategy_option(session_file: Path) -> None:
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, payload: str, expected: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(payload)
-    code, out, err = run("compact", str(path), "--target-tokens", "100")
+    code, out, err = run("compact", str(path), "--max-tokens", "100")
     assert code == 2
     assert out == ""
     assert err.startswith("error: ")

@@ -76,7 +76,7 @@ def test_run_streams_the_answer_and_reports_progress(
     assert "→ model call 1: 2 messages" in err
     assert "tool read_file" in err and "→ ok" in err
     assert "⇣ compacted (trigger):" in err  # the file crossed the threshold before call 2
-    assert "done: answered, 2 model call(s), 1 tool call(s), 1 compaction(s)" in err
+    assert "done: answered, 2 model calls, 1 tool call, 1 compaction" in err
     provider.assert_consumed()
     session = SessionLog.open(open_store(store), create=False, session_id=err.split()[1])
     assert [m.role for m in session.messages][-1] == "assistant"

@@ -50,7 +50,7 @@ def test_mask_runs_first_and_keeps_the_recent_tail() -> None:
     conversation = coding_session(12)
     compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(),), keep_recent_n=6))
     before = _tokens(compactor, conversation)
-    result = compactor.compact(conversation, target_tokens=int(before * 0.6))
+    result = compactor.compact(conversation, max_tokens=int(before * 0.6))
     masked = [
         (i, m)
         for i, m in enumerate(result.conversation.messages)
@@ -75,7 +75,7 @@ def test_mask_placeholder_keeps_error_lines() -> None:
     compactor = Compactor(
         CompactionConfig(strategies=(MaskStrategy(min_chars=0),), keep_recent_n=0)
     )
-    result = compactor.compact(conversation, target_tokens=1)
+    result = compactor.compact(conversation, max_tokens=1)
     texts = [m.tool_results[0].text for m in result.conversation.messages if m.tool_results]
     failing = next(t for t in texts if "bash `pytest tests/test_0.py`" in t)
     assert "! E   KeyError: 'session_id'" in failing or "! KeyError: 'session_id'" in failing
@@ -86,7 +86,7 @@ def test_digest_keeps_the_ledger() -> None:
     conversation = coding_session(30)
     compactor = Compactor(CompactionConfig(strategies=(DigestStrategy(),)))
     before = _tokens(compactor, conversation)
-    result = compactor.compact(conversation, target_tokens=before // 5)
+    result = compactor.compact(conversation, max_tokens=before // 5)
     assert result.receipt.status == "compacted"
     summary = next(
         p.text for m in result.conversation for p in m.parts if isinstance(p, SummaryPart)
@@ -111,7 +111,7 @@ def test_anchored_digest_keeps_early_facts_across_compactions() -> None:
         for i in range(8):
             grown = grown.append(say("assistant", f"Round {round_} note {i}: " + "detail " * 200))
             grown = grown.append(say("user", f"ok {round_}.{i}"))
-        result = compactor.compact(grown, target_tokens=_tokens(compactor, grown) // 3)
+        result = compactor.compact(grown, max_tokens=_tokens(compactor, grown) // 3)
         assert result.receipt.status == "compacted"
         current = result.conversation
     text = "\n".join(p.text for m in current for p in m.parts if isinstance(p, SummaryPart))
@@ -124,8 +124,8 @@ def test_compacting_a_compact_conversation_is_a_noop() -> None:
     conversation = coding_session(20)
     compactor = Compactor()
     target = _tokens(compactor, conversation) // 4
-    first = compactor.compact(conversation, target_tokens=target)
-    second = compactor.compact(first.conversation, target_tokens=target)
+    first = compactor.compact(conversation, max_tokens=target)
+    second = compactor.compact(first.conversation, max_tokens=target)
     assert second.receipt.status == "noop"
     assert second.conversation is first.conversation
 
@@ -133,7 +133,7 @@ def test_compacting_a_compact_conversation_is_a_noop() -> None:
 def test_unreachable_target_is_reported_not_broken() -> None:
     conversation = coding_session(5)
     compactor = Compactor()
-    result = compactor.compact(conversation, target_tokens=10)
+    result = compactor.compact(conversation, max_tokens=10)
     receipt = result.receipt
     assert receipt.status == "target_unreachable"
     assert receipt.reason is not None and "must be kept" in receipt.reason
@@ -147,11 +147,11 @@ def test_unreachable_target_is_reported_not_broken() -> None:
 def test_target_met_whenever_protected_content_fits() -> None:
     conversation = coding_session(25)
     compactor = Compactor(CompactionConfig(pin=PinRules(first_user_message=False)))
-    result = compactor.compact(conversation, target_tokens=1)
+    result = compactor.compact(conversation, max_tokens=1)
     floor = result.receipt.protected_tokens
     for target in (floor, floor + 5, floor + 100, floor * 3):
         again = Compactor(CompactionConfig(pin=PinRules(first_user_message=False)))
-        out = again.compact(conversation, target_tokens=target)
+        out = again.compact(conversation, max_tokens=target)
         assert out.receipt.tokens_after <= target, (
             target,
             out.receipt.to_dict(include_archive=False),
@@ -162,7 +162,7 @@ def test_truncate_alone_drops_oldest_and_marks_it() -> None:
     conversation = coding_session(10)
     compactor = Compactor(CompactionConfig(strategies=(TruncateStrategy(),)))
     before = _tokens(compactor, conversation)
-    result = compactor.compact(conversation, target_tokens=before // 2)
+    result = compactor.compact(conversation, max_tokens=before // 2)
     assert result.receipt.tokens_after <= before // 2
     marker = next(m for m in result.conversation if m.is_summary)
     assert "removed to fit the context window" in marker.text
@@ -172,7 +172,7 @@ def test_truncate_alone_drops_oldest_and_marks_it() -> None:
 
 def test_every_original_is_in_the_archive() -> None:
     conversation = coding_session(15)
-    result = Compactor().compact(conversation, target_tokens=2000)
+    result = Compactor().compact(conversation, max_tokens=2000)
     removed = {r.index for r in result.receipt.removed}
     assert {r.action for r in result.receipt.removed} <= {"masked", "digested", "dropped"}
     for removal in result.receipt.removed:
@@ -185,8 +185,8 @@ def test_every_original_is_in_the_archive() -> None:
 
 def test_deterministic() -> None:
     conversation = coding_session(20)
-    a = Compactor().compact(conversation, target_tokens=3000)
-    b = Compactor().compact(conversation, target_tokens=3000)
+    a = Compactor().compact(conversation, max_tokens=3000)
+    b = Compactor().compact(conversation, max_tokens=3000)
     assert a.conversation == b.conversation
     assert a.receipt.summaries == b.receipt.summaries
 
@@ -194,7 +194,7 @@ def test_deterministic() -> None:
 def test_anthropic_output_alternates() -> None:
     conversation = coding_session(20, dialect="anthropic")
     assert validate_for(conversation) == []
-    result = Compactor().compact(conversation, target_tokens=2500)
+    result = Compactor().compact(conversation, max_tokens=2500)
     assert result.receipt.status == "compacted"
     assert validate_for(result.conversation) == []
     roles = [m.role for m in result.conversation if m.role != "system"]
@@ -207,7 +207,7 @@ def test_hooks_see_the_receipt() -> None:
         before_compact=lambda c, r: seen.append(("before", r)),
         after_compact=lambda c, r: seen.append(("after", r)),
     )
-    compactor.compact(coding_session(10), target_tokens=1500)
+    compactor.compact(coding_session(10), max_tokens=1500)
     assert [s[0] for s in seen] == ["before", "after"]
     assert seen[0][1] is None
     assert seen[1][1] is not None and seen[1][1].status == "compacted"
@@ -257,7 +257,7 @@ def test_the_result_the_model_is_about_to_read_survives_while_older_context_can_
     conversation = _ends_with_a_fresh_result(dialect)
     compactor = Compactor(CompactionConfig(keep_recent_n=4))
     # Tight: masking and digesting the rest is not enough, truncating old groups is.
-    result = compactor.compact(conversation, target_tokens=1000)
+    result = compactor.compact(conversation, max_tokens=1000)
     assert result.receipt.target_met
     assert result.conversation.messages[-2:] == conversation.messages[-2:]
     assert validate_for(result.conversation) == []
@@ -269,7 +269,7 @@ def test_the_fresh_result_is_masked_last_when_nothing_else_can_meet_the_target()
     fresh = conversation.messages[-1]
     floor = compactor.count(conversation.with_messages(conversation.messages[:2]))
     target = floor + 200  # room for markers, not for the 40-line listing
-    result = compactor.compact(conversation, target_tokens=target)
+    result = compactor.compact(conversation, max_tokens=target)
     assert result.receipt.target_met
     assert result.conversation.messages[-1] != fresh
     assert result.conversation.messages[-1].tool_results[0].text.startswith(MASK_PREFIX)
@@ -284,7 +284,7 @@ def test_user_words_beside_tool_results_are_the_live_turn() -> None:
     live = Message("user", (*last.parts, TextPart("Now also fix the docs, keep ticket T-88.")))
     conversation = conversation.with_messages((*head, live))
     assert live.is_user_turn
-    result = Compactor(CompactionConfig(keep_recent_n=2)).compact(conversation, target_tokens=1500)
+    result = Compactor(CompactionConfig(keep_recent_n=2)).compact(conversation, max_tokens=1500)
     assert result.conversation.messages[-1] == live
     # The task stays, verbatim (Anthropic's alternation may fold the summary in after it).
     assert result.conversation.messages[1].parts[0] == conversation.messages[1].parts[0]

@@ -732,7 +732,7 @@ def test_large_responses_body_compacts_under_target_with_the_default_pipeline() 
     compactor = Compactor(CompactionConfig())
     before = compactor.count(conversation)
     target = before // 4
-    result = compactor.compact(conversation, target_tokens=target)
+    result = compactor.compact(conversation, max_tokens=target)
     receipt = result.receipt
     assert receipt.status == "compacted", receipt.reason
     assert receipt.tokens_after <= target
@@ -752,7 +752,7 @@ def test_truncation_drops_reasoning_only_with_its_turn() -> None:
     config = CompactionConfig.from_dict({"strategies": [{"kind": "truncate"}]})
     compactor = Compactor(config)
     target = compactor.count(conversation) // 5
-    result = compactor.compact(conversation, target_tokens=target)
+    result = compactor.compact(conversation, max_tokens=target)
     assert result.receipt.status == "compacted", result.receipt.reason
     check_compacted(original, RESPONSES.encode(result.conversation))
 
@@ -803,6 +803,6 @@ def test_random_bodies_round_trip_and_compact_validly(
         CompactionConfig.from_dict({"keep_recent_n": 1, "strategies": strategies})
     )
     target = max(int(compactor.count(conversation) * ratio), 1)
-    result = compactor.compact(conversation, target_tokens=target)
+    result = compactor.compact(conversation, max_tokens=target)
     assert result.receipt.status != "failed", result.receipt.reason
     check_compacted(body, RESPONSES.encode(result.conversation))

@@ -240,7 +240,7 @@ def test_successive_with_one_round_is_the_one_shot_compaction() -> None:
     strategies = (TruncateStrategy(),)
     target = counter().total(conversation) // 3
     once = Compactor(CompactionConfig(strategies=strategies), counter=counter()).compact(
-        conversation, target_tokens=target
+        conversation, max_tokens=target
     )
     rounds = successive(
         conversation,

@@ -166,7 +166,7 @@ def _check(
 
     before = compactor().count(conversation)
     target = max(int(before * ratio), 1)
-    result = compactor().compact(conversation, target_tokens=target)
+    result = compactor().compact(conversation, max_tokens=target)
     out = result.conversation
     receipt = result.receipt
     assert receipt.status != "failed", receipt.reason
@@ -178,7 +178,7 @@ def _check(
     live = _live_turn(conversation)
     if live is not None:
         assert _contains_parts(out, live)
-    again = compactor().compact(conversation, target_tokens=target)
+    again = compactor().compact(conversation, max_tokens=target)
     assert again.conversation == out
     assert again.receipt.summaries == receipt.summaries
 

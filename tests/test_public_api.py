@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 import inspect
 
 import compaction
@@ -34,3 +35,10 @@ def test_exception_tree_in_docstring_names_every_class() -> None:
             and value.__module__ == exceptions.__name__
         ):
             assert name in doc, name
+
+
+def test_all_is_exactly_the_lazy_exports() -> None:
+    lazy = set(compaction._EXPORTS)
+    assert set(compaction.__all__) == lazy | {"__version__"}
+    for name, module in compaction._EXPORTS.items():
+        assert getattr(compaction, name) is getattr(importlib.import_module(module), name)

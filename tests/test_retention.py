@@ -17,7 +17,7 @@ def test_default_pipeline_keeps_required_facts_at_15_percent(seed: int, cued: fl
     compactor = Compactor(CompactionConfig(tokenizer_model="gpt-4o"))
     tokens = compactor.count(conversation)
     assert tokens >= 18_000
-    result = compactor.compact(conversation, target_tokens=int(tokens * 0.15))
+    result = compactor.compact(conversation, max_tokens=int(tokens * 0.15))
     assert result.receipt.status == "compacted"
     assert result.receipt.tokens_after <= int(tokens * 0.15)
     marks = score(session.facts, text_of_payload(OPENAI.encode(result.conversation)))
@@ -36,6 +36,6 @@ def test_truncation_alone_loses_what_the_digest_keeps() -> None:
     )
     compactor = Compactor(config)
     tokens = compactor.count(conversation)
-    result = compactor.compact(conversation, target_tokens=int(tokens * 0.15))
+    result = compactor.compact(conversation, max_tokens=int(tokens * 0.15))
     marks = score(session.facts, text_of_payload(OPENAI.encode(result.conversation)))
     assert marks.overall.value < 0.5

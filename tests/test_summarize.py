@@ -352,7 +352,7 @@ def test_a_tight_target_shrinks_the_ledger_before_dropping_the_summary() -> None
     protected = loose.receipt.protected_tokens
     target = protected + 700
     tight = Compactor(config, summarizer=FunctionProvider(lambda r: GOOD)).compact(
-        conversation, target_tokens=target
+        conversation, max_tokens=target
     )
     assert tight.receipt.status == "compacted"
     assert tight.receipt.tokens_after <= target

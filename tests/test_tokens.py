@@ -12,11 +12,13 @@ import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tiktoken
 
 import compaction.tokens as tokens_pkg
+from compaction.dialects import OPENAI
 from compaction.exceptions import ConfigError, TokenizerUnavailableError
 from compaction.messages import (
     ROLES,
@@ -56,6 +58,7 @@ from compaction.tokens import (
     sniff_image_size,
     vocabulary_is_cached,
 )
+from compaction.tokens import cache as cache_module
 from compaction.tokens import tiktoken_counter as tiktoken_module
 from compaction.tokens import windows as windows_module
 
@@ -729,6 +732,108 @@ def test_count_accepts_a_plain_message_list_and_empty_input() -> None:
     empty = counter.count([])
     assert (empty.total, empty.per_message, empty.by_role) == (0, (), {})
     assert counter.total(conversation_of("a")) == ANTHROPIC_OVERHEADS.per_message + 1
+
+
+def _wire_request() -> dict[str, Any]:
+    return {
+        "model": "gpt-4o",
+        "tools": [{"type": "function", "function": {"name": "run", "parameters": {}}}],
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "list the files"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "run", "arguments": '{"cmd": "ls"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "a.py b.py"},
+            {"role": "assistant", "content": "two files"},
+        ],
+    }
+
+
+def test_a_freshly_decoded_copy_is_counted_from_the_cache() -> None:
+    """Counts are keyed by content, not identity: decoding the same request again (as a
+    framework hook or the proxy does on every call) tokenizes nothing."""
+    recorder = RecordingCounter()
+    counter = ConversationCounter(recorder)
+    first = counter.count(OPENAI.decode(_wire_request()))
+    assert recorder.calls
+    recorder.calls.clear()
+    again = counter.count(OPENAI.decode(_wire_request()))
+    assert recorder.calls == []
+    assert again == first
+
+
+def test_content_keys_tell_apart_what_counts_differently() -> None:
+    recorder = RecordingCounter()
+    counter = ConversationCounter(recorder)
+    call = ToolCallPart(id="c1", name="run", arguments='{"cmd": "ls"}')
+    other = ToolCallPart(id="c1", name="run", arguments='{"cmd": "ls -la"}')
+    named = Message("user", (TextPart("a b"),), name="bob")
+    assert counter.count_message(Message("assistant", (call,))) != counter.count_message(
+        Message("assistant", (other,))
+    )
+    assert (
+        counter.count_message(named)
+        == counter.count_message(Message("user", (TextPart("a b"),))) + 2
+    )
+    low = ImagePart(url="https://example.com/x.png", detail="low")
+    high = ImagePart(url="https://example.com/x.png", detail="high", width=1024, height=1024)
+    assert counter.count_message(Message("user", (low,))) < counter.count_message(
+        Message("user", (high,))
+    )
+    # Same content, different object and provider data: one count, tokenized once.
+    recorder.calls.clear()
+    twin = Message("user", (TextPart("a b", provider_data={"cache_control": 1}),), name="bob")
+    assert counter.count_message(twin) == counter.count_message(named)
+    assert recorder.calls == []
+
+
+def test_a_check_after_one_append_keys_only_the_new_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The running total of a counted conversation is kept by prefix: counting it again
+    with one message appended computes the content key of that message alone."""
+    keyed: list[Message] = []
+    real = cache_module.content_key
+
+    def recording_key(message: Message) -> Any:
+        keyed.append(message)
+        return real(message)
+
+    monkeypatch.setattr(cache_module, "content_key", recording_key)
+    counter = ConversationCounter(RecordingCounter())
+    conversation = conversation_of(*(f"word{i} more" for i in range(50)))
+    before = counter.count(conversation)
+    keyed.clear()
+    extra = Message.text_message("user", "one more")
+    longer = conversation.append(extra)
+    after = counter.count(longer)
+    assert keyed == [extra]
+    uncached = ConversationCounter(RecordingCounter()).count(longer)
+    assert after == uncached
+    assert after.total == before.total + counter.count_message(extra)
+
+
+def test_prefix_totals_follow_branches_and_edits() -> None:
+    counter = ConversationCounter(RecordingCounter())
+    base = conversation_of("a b", "c d e", "f")
+    counter.count(base)
+    branch_one = base.append(Message.text_message("assistant", "g h"))
+    branch_two = base.append(Message.text_message("assistant", "i j k l"))
+    edited = base.with_messages([base[0], Message.text_message("assistant", "x"), base[2]])
+    shorter = base.with_messages(base.messages[:2])
+    for conversation in (branch_one, branch_two, edited, shorter, base, branch_one):
+        assert counter.count(conversation) == ConversationCounter(RecordingCounter()).count(
+            conversation
+        )
 
 
 # --- context windows ----------------------------------------------------------------------

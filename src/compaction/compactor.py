@@ -14,12 +14,13 @@ from __future__ import annotations
 import collections
 import re
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compaction.config import CompactionConfig
-from compaction.dialects import get_dialect
+from compaction.dialects import decode_any, get_dialect
 from compaction.dialects.base import Violation
 from compaction.exceptions import TargetUnreachableError
 from compaction.messages import (
@@ -36,7 +37,7 @@ from compaction.strategies import StepReport, Workspace
 from compaction.strategies.base import Removal, Slot
 from compaction.strategies.pipeline import run_pipeline
 from compaction.summarize.llm import Summarizer, load_template
-from compaction.tokens import ConversationCounter, context_window
+from compaction.tokens import ConversationCounter, context_window, provider_for_dialect
 from compaction.triggers import Decision, should_compact
 
 # A window for a compaction model the registry does not know: small enough to be safe.
@@ -159,9 +160,7 @@ class Compactor:
         if self._counter is not None:
             return self._counter
         model = self.config.tokenizer_model or conversation.model
-        provider = self._provider or (
-            "anthropic" if conversation.dialect == "anthropic" else "openai"
-        )
+        provider = self._provider or provider_for_dialect(conversation.dialect)
         key = (model, provider)
         if key not in self._counters:
             self._counters[key] = ConversationCounter.for_model(model, provider=provider)
@@ -204,7 +203,8 @@ class Compactor:
 
     # -- deciding --------------------------------------------------------------------------
 
-    def should_compact(self, conversation: Conversation) -> Decision:
+    def should_compact(self, conversation: Conversation | Sequence[Any]) -> Decision:
+        conversation = as_conversation(conversation)
         tokens = self.count(conversation)
         decision = should_compact(
             conversation, self.config, tokens=tokens, window=self.window(conversation)
@@ -225,16 +225,30 @@ class Compactor:
 
     def compact(
         self,
-        conversation: Conversation,
+        conversation: Conversation | Sequence[Any],
         *,
-        target_tokens: int | None = None,
+        max_tokens: int | None = None,
         force: bool = False,
+        target_tokens: int | None = None,
     ) -> CompactionResult:
-        """Compact when a trigger fires (or always, with `force` or an explicit target).
+        """Compact when a trigger fires (or always, with `force` or an explicit `max_tokens`).
+
+        `conversation` is a `Conversation`, or a list of messages (`Message`s, or wire
+        messages of any dialect, decoded as `decode_any` detects). `target_tokens` is the
+        deprecated name of `max_tokens`.
 
         The result's receipt says what happened; the conversation is unchanged when nothing
         needed doing, when nothing could be done, and when compaction failed.
         """
+        conversation = as_conversation(conversation)
+        if target_tokens is not None:
+            warnings.warn(
+                "compact(target_tokens=...) is deprecated: use max_tokens=...",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            max_tokens = target_tokens if max_tokens is None else max_tokens
+        target_tokens = max_tokens
         started = time.perf_counter()
         counter = self.counter_for(conversation)
         counted = counter.count(conversation)
@@ -375,6 +389,30 @@ class Compactor:
         )
         work.known_groups(groups)
         return work
+
+
+def as_conversation(value: Conversation | Sequence[Any]) -> Conversation:
+    """`value` as a `Conversation`: a list of `Message`s as it is, a list of wire messages
+    decoded in the dialect `detect_dialect` names; anything else is a `TypeError` that says
+    how to decode a request body."""
+    if isinstance(value, Conversation):
+        return value
+    got = type(value).__name__
+    if isinstance(value, list | tuple):
+        if all(isinstance(m, Message) for m in value):
+            return Conversation(tuple(value))
+        if all(isinstance(m, dict) for m in value):
+            return decode_any(list(value))
+        odd = next((m for m in value if not isinstance(m, Message | dict)), None)
+        if odd is None:
+            got = f"a {got} mixing Messages and wire messages"
+        else:
+            got = f"a {got} holding {type(odd).__name__}"
+    raise TypeError(
+        f"expected a Conversation or a list of messages, got {got}: decode "
+        "a request body first, e.g. OPENAI.decode(body) (or ANTHROPIC.decode, "
+        "RESPONSES.decode, decode_any) from compaction.dialects"
+    )
 
 
 def live_exchange(messages: tuple[Message, ...], groups: Sequence[Group] | None = None) -> set[int]:

@@ -9,7 +9,10 @@ This module must never do I/O beyond reading the YAML file it is asked to load.
 
 from __future__ import annotations
 
+import difflib
 import re
+import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,28 @@ from compaction.strategies import (
 )
 
 
-class PinRules(BaseModel):
+class _Settings(BaseModel):
+    """A settings model whose constructor raises `ConfigError`, not pydantic's
+    `ValidationError`, so `except CompactionError` catches a Python caller's mistake too; an
+    unknown key gets the closest known one as a suggestion."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            name = type(self).__name__
+            raise ConfigError(
+                format_validation_error(e, suggest_for=type(self)), location=name
+            ) from None
+
+
+# Validation from a mapping (`from_dict`, a nested field of a workflow) keeps pydantic's
+# errors, which those callers format with their own source and key path: this marker, the one
+# pydantic puts on `BaseModel.__init__`, keeps validation from routing through the override.
+setattr(_Settings.__init__, "__pydantic_base_init__", True)  # noqa: B010
+
+
+class PinRules(_Settings):
     """Which messages are never compacted. System messages always are."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -59,7 +83,7 @@ def default_strategies() -> tuple[Strategy, ...]:
     return (MaskStrategy(), DigestStrategy(), TruncateStrategy())
 
 
-class CompactionConfig(BaseModel):
+class CompactionConfig(_Settings):
     """When to compact (any one trigger suffices), the size to reach, and what to keep.
 
     Triggers: `token_threshold`, `window_fraction` (of the model's context window),
@@ -127,6 +151,21 @@ class CompactionConfig(BaseModel):
             raise ValueError("give `prompt` or `prompt_file`, not both")
         return self
 
+    @model_validator(mode="after")
+    def _target_below_threshold(self) -> CompactionConfig:
+        # A target at or over the trigger makes every triggered compaction a no-op.
+        if (
+            self.max_tokens is not None
+            and self.token_threshold is not None
+            and self.max_tokens >= self.token_threshold
+        ):
+            raise ValueError(
+                f"max_tokens ({self.max_tokens}) must be below token_threshold "
+                f"({self.token_threshold}): a compaction must end below the size that "
+                "triggers it"
+            )
+        return self
+
     @field_validator("context_windows")
     @classmethod
     def _positive_windows(cls, windows: dict[str, int]) -> dict[str, int]:
@@ -177,15 +216,50 @@ class CompactionConfig(BaseModel):
         return CompactionConfig.from_dict(merged, source="overrides")
 
 
-def format_validation_error(error: ValidationError) -> str:
-    """One line per problem: `key.path: what was wrong`."""
+def format_validation_error(
+    error: ValidationError, *, suggest_for: type[BaseModel] | None = None
+) -> str:
+    """One line per problem: `key.path: what was wrong`. With `suggest_for` (the model that
+    was validated), an unknown key also gets the closest known key of its place."""
     lines = []
     for item in error.errors():
         path = ".".join(str(p) for p in item["loc"]) or "(top level)"
         if item["type"] == "extra_forbidden":
-            lines.append(f"{path}: unknown key")
+            known = known_keys(suggest_for, item["loc"][:-1]) if suggest_for else ()
+            close = difflib.get_close_matches(str(item["loc"][-1]), known, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            lines.append(f"{path}: unknown key{hint}")
         elif item["type"] == "union_tag_invalid":
             lines.append(f"{path}: {item['msg']}")
         else:
-            lines.append(f"{path}: {item['msg']}")
+            lines.append(f"{path}: {item['msg'].removeprefix('Value error, ')}")
     return "; ".join(lines)
+
+
+def known_keys(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[str, ...]:
+    """The keys allowed at `loc` (a pydantic error location) inside `model`: the fields of
+    the model reached by following `loc` through fields, list indexes and union tags."""
+    models = [model]
+    for step in loc:
+        if isinstance(step, int):
+            continue
+        fields = [m.model_fields[step] for m in models if step in m.model_fields]
+        if fields:
+            models = [m for f in fields for m in _models_in(f.annotation)]
+        else:
+            # A discriminated union names the chosen member by its tag (`kind`).
+            models = [m for m in models if _tag(m) == step]
+        if not models:
+            return ()
+    return tuple(name for m in models for name in m.model_fields)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def _tag(model: type[BaseModel]) -> Any:
+    field = model.model_fields.get("kind")
+    return field.default if field is not None else None

@@ -155,7 +155,7 @@ class SessionLog:
         `fields` are the conversation's request fields (tools, model, dialect) the compactor
         needs to count and validate; model and dialect default to the session's."""
         conversation = self.conversation(**dict(fields or {}))
-        result = compactor.compact(conversation, target_tokens=target_tokens, force=force)
+        result = compactor.compact(conversation, max_tokens=target_tokens, force=force)
         if result.conversation is not conversation and result.receipt.status in (
             "compacted",
             "target_unreachable",

@@ -1,42 +1,61 @@
 """The `compaction` command: thin noun/verb commands over the library, one module per group.
 
 Every command turns user mistakes into one clear line and exit status 2, never a traceback.
+A command's module is imported only when that command runs (or help lists it), so
+`compaction --version` and `compaction count` never load the agent runtime, the providers,
+the proxy or the evaluation.
 """
 
 from __future__ import annotations
 
-import logging
+import importlib
 
 import click
 
-from compaction.cli.config import config_group
-from compaction.cli.eval import eval_command
-from compaction.cli.run import run_command
-from compaction.cli.serve import serve_command
-from compaction.cli.sessions import recall_command, sessions_group
-from compaction.cli.transcripts import compact_command, count_command, validate_command
+from compaction import __version__
+
+# Each command's module and attribute, in the order `--help` lists them.
+COMMANDS: dict[str, str] = {
+    "compact": "compaction.cli.transcripts:compact_command",
+    "count": "compaction.cli.transcripts:count_command",
+    "validate": "compaction.cli.transcripts:validate_command",
+    "eval": "compaction.cli.eval:eval_command",
+    "sessions": "compaction.cli.sessions:sessions_group",
+    "recall": "compaction.cli.sessions:recall_command",
+    "config": "compaction.cli.config:config_group",
+    "run": "compaction.cli.run:run_command",
+    "serve": "compaction.cli.serve:serve_command",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="llm-compaction")
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use, from `COMMANDS`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="compaction")
 def cli() -> None:
     """Context compaction for LLM agents."""
 
 
-cli.add_command(compact_command)
-cli.add_command(count_command)
-cli.add_command(validate_command)
-cli.add_command(eval_command)
-cli.add_command(sessions_group)
-cli.add_command(recall_command)
-cli.add_command(config_group)
-cli.add_command(run_command)
-cli.add_command(serve_command)
-
-
 def main() -> None:
     # Commands print the library's notes themselves; keep the logging fallback from repeating
-    # them on stderr.
+    # them on stderr. (Imported here: `--version` has no use for logging.)
+    import logging
+
     logging.getLogger("compaction").addHandler(logging.NullHandler())
     cli()
 

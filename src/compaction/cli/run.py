@@ -22,7 +22,7 @@ from compaction.agent import (
     TextDelta,
     ToolCallFinished,
 )
-from compaction.cli.transcripts import user_errors
+from compaction.cli.transcripts import plural, user_errors
 from compaction.log import SessionLog
 from compaction.store import open_store, store_location
 from compaction.workflow import load_workflow
@@ -47,10 +47,11 @@ class Progress:
         self.end_text()
         if isinstance(event, ModelCallStarted):
             self._note(
-                f"→ model call {event.number}: {event.messages} messages, {event.tokens:,} tokens"
+                f"→ model call {event.number}: {plural(event.messages, 'message')}, "
+                f"{event.tokens:,} tokens"
             )
         elif isinstance(event, ModelCallFinished):
-            calls = f", {len(event.tool_calls)} tool call(s)" if event.tool_calls else ""
+            calls = f", {plural(len(event.tool_calls), 'tool call')}" if event.tool_calls else ""
             usage = event.usage
             used = (
                 f", {usage.input_tokens:,} in / {usage.output_tokens:,} out"
@@ -72,7 +73,7 @@ class Progress:
             kinds = ", ".join(s.strategy for s in r.steps if s.messages_affected) or "none"
             self._note(
                 f"⇣ compacted ({event.reason}): {r.tokens_before:,} → {r.tokens_after:,} "
-                f"tokens, {r.messages_before} → {r.messages_after} messages [{kinds}]"
+                f"tokens, {r.messages_before} → {plural(r.messages_after, 'message')} [{kinds}]"
             )
 
     def end_text(self) -> None:
@@ -159,8 +160,9 @@ def run_command(
         click.echo(json.dumps(summary, indent=2))
     elif not quiet:
         click.echo(
-            f"done: {result.stop_reason}, {result.model_calls} model call(s), "
-            f"{result.tool_calls} tool call(s), {len(result.compactions)} compaction(s); "
+            f"done: {result.stop_reason}, {plural(result.model_calls, 'model call')}, "
+            f"{plural(result.tool_calls, 'tool call')}, "
+            f"{plural(len(result.compactions), 'compaction')}; "
             f"resume with --session {result.session_id}",
             err=True,
         )

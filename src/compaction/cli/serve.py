@@ -18,37 +18,18 @@ are closed.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
+from compaction.cli.policy import CONFIG_HELP, load_policy
 from compaction.cli.transcripts import user_errors
 from compaction.config import CompactionConfig
-from compaction.exceptions import ConfigError
 from compaction.providers.base import Provider
 from compaction.proxy.settings import DEFAULT_MAX_BODY_BYTES
 from compaction.store import store_location
 
 TRIGGERS = ("token_threshold", "window_fraction", "turn_threshold", "message_threshold")
-
-
-def load_policy(path: str) -> tuple[CompactionConfig, str | None]:
-    """The `compact` policy and the `store` of a workflow file (or a plain config file)."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read: {e.strerror}", location=path) from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"not valid YAML: {e}", location=path) from None
-    if isinstance(data, dict) and "agents" in data:
-        from compaction.workflow import load_workflow
-
-        workflow = load_workflow(path)  # validates the whole file, errors name the line
-        policy = CompactionConfig.from_dict(data.get("compact"), source=f"{path}: compact")
-        return policy, workflow.store
-    return CompactionConfig.from_yaml(path), None
 
 
 def summarizer_for(
@@ -78,13 +59,13 @@ def summarizer_for(
 @click.option(
     "--anthropic-upstream", help="Anthropic base URL for /v1/messages (default: --upstream)."
 )
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8787, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8787, show_default=True, type=int, help="Port to listen on.")
 @click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    help="Workflow YAML: its `compact` is the policy.",
+    help=CONFIG_HELP,
 )
 @click.option(
     "--store",
@@ -110,6 +91,7 @@ def summarizer_for(
     type=click.Choice(["openai", "anthropic"]),
     default="openai",
     show_default=True,
+    help="API the summarizer speaks.",
 )
 @click.option("--summarizer-base-url", help="Summarizer server (default: the upstream).")
 @click.option(
@@ -117,7 +99,13 @@ def summarizer_for(
     envvar="COMPACTION_SUMMARIZER_KEY",
     help="Summarizer key (default: --upstream-key, then the SDK's env).",
 )
-@click.option("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, show_default=True)
+@click.option(
+    "--max-body-bytes",
+    type=int,
+    default=DEFAULT_MAX_BODY_BYTES,
+    show_default=True,
+    help="Largest request body accepted (bigger ones get 413).",
+)
 @click.option(
     "--upstream-timeout",
     type=float,
@@ -125,7 +113,13 @@ def summarizer_for(
     show_default=True,
     help="Seconds to wait for upstream bytes.",
 )
-@click.option("--connect-timeout", type=float, default=10.0, show_default=True)
+@click.option(
+    "--connect-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for a connection to the upstream.",
+)
 @click.option(
     "--recall-tool/--no-recall-tool",
     default=False,
@@ -143,6 +137,7 @@ def summarizer_for(
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     default="info",
     show_default=True,
+    help="Log verbosity (debug also logs each request).",
 )
 @user_errors
 def serve_command(

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from compaction.cli.transcripts import fmt_tokens, user_errors
+from compaction.cli.transcripts import fmt_tokens, plural, user_errors
 from compaction.exceptions import SessionNotFoundError
 from compaction.messages import ImagePart, Message, ToolCallPart, ToolResultPart
 from compaction.serialize import message_to_dict
@@ -115,7 +115,13 @@ def sessions_group() -> None:
 
 @sessions_group.command("list")
 @store_option
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Most recent sessions to list.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @user_errors
 def list_command(store: str | None, limit: int, as_json: bool) -> None:
@@ -198,7 +204,7 @@ def show_command(session_id: str, store: str | None, as_json: bool, full: bool) 
     click.echo(f"session {info.id}" + (f" ({described})" if described else ""))
     click.echo(f"created {info.to_dict()['created_at']}, updated {info.to_dict()['updated_at']}")
     click.echo("")
-    click.echo(f"view ({len(view)} messages, {fmt_tokens(counted.total, est)} tokens):")
+    click.echo(f"view ({plural(len(view), 'message')}, {fmt_tokens(counted.total, est)} tokens):")
     for i, (message, seq, tokens) in enumerate(zip(view, seqs, counted.per_message, strict=True)):
         where = f"seq {seq}" if seq is not None else "new"
         mark = "summary" if message.is_summary else message.role
@@ -220,7 +226,7 @@ def show_command(session_id: str, store: str | None, as_json: bool, full: bool) 
         after = "?" if record.tokens_after is None else fmt_tokens(record.tokens_after, est)
         click.echo(
             f"  #{record.number} {data['created_at']}  {before} → {after} tokens, "
-            f"{len(record.replaced)} messages replaced (after message {record.after_seq})"
+            f"{plural(len(record.replaced), 'message')} replaced (after message {record.after_seq})"
         )
         if record.summary:
             if full:
@@ -229,9 +235,10 @@ def show_command(session_id: str, store: str | None, as_json: bool, full: bool) 
                 click.echo(f"      summary: {' '.join(record.summary.split())[:PREVIEW_CHARS]}…")
     click.echo("")
     click.echo(
-        f"totals: {len(logged)} messages logged ({fmt_tokens(logged_tokens, est)} tokens); "
+        f"totals: {plural(len(logged), 'message')} logged "
+        f"({fmt_tokens(logged_tokens, est)} tokens); "
         f"the view has {len(view)} ({fmt_tokens(counted.total, est)} tokens) after "
-        f"{len(records)} compaction{'' if len(records) == 1 else 's'}"
+        f"{plural(len(records), 'compaction')}"
     )
     if counter.note:
         click.echo(f"note: {counter.note}", err=True)
@@ -241,7 +248,13 @@ def show_command(session_id: str, store: str | None, as_json: bool, full: bool) 
 @click.argument("session_id", metavar="SESSION")
 @click.argument("query")
 @store_option
-@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Most matching originals to show.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--full", is_flag=True, help="Print the exact original messages.")
 @user_errors

@@ -2,6 +2,10 @@
 
 Exit status: 0 done, 1 the target could not be met (compact) or violations found
 (validate), 2 bad input. Output goes to stdout or `-o`; reports go to stderr.
+
+The other command modules import their shared helpers from here, so this module imports
+only what reading and counting a transcript needs; the compactor, the strategies and the
+providers are imported inside the commands that use them.
 """
 
 from __future__ import annotations
@@ -11,18 +15,20 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import TypeAdapter, ValidationError
 
-from compaction.compactor import Compactor, Receipt, validate_for
-from compaction.config import CompactionConfig
+from compaction.cli.policy import CONFIG_HELP, load_policy
 from compaction.dialects import decode_any, detect_dialect, get_dialect, load_payload
 from compaction.exceptions import AuthenticationError, CompactionError, InputError
 from compaction.messages import Conversation
-from compaction.providers.base import Provider
-from compaction.strategies import Strategy
+from compaction.tokens import ConversationCounter, provider_for_dialect
+
+if TYPE_CHECKING:
+    from compaction.compactor import Receipt
+    from compaction.providers.base import Provider
+    from compaction.strategies import Strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -81,6 +87,8 @@ def read_conversation(source: str, fmt: str | None) -> Conversation:
 
 def require_valid(conversation: Conversation, source: str) -> None:
     """Reject input that breaks its provider's rules: one line naming the first problem."""
+    from compaction.compactor import validate_for
+
     violations = validate_for(conversation)
     if violations:
         more = (
@@ -92,6 +100,10 @@ def require_valid(conversation: Conversation, source: str) -> None:
 
 
 def parse_strategies(names: str) -> tuple[Strategy, ...]:
+    from pydantic import TypeAdapter, ValidationError
+
+    from compaction.strategies import Strategy
+
     adapter: TypeAdapter[Strategy] = TypeAdapter(Strategy)
     chosen = []
     for name in (n.strip() for n in names.split(",")):
@@ -115,6 +127,15 @@ def one_line(text: str, limit: int = 200) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 violation`, `2 violations`: the count with its noun agreeing."""
+    return f"{count} {_noun(count, noun)}"
+
+
+def _noun(count: int, noun: str) -> str:
+    return noun if count == 1 else noun + "s"
+
+
 def fmt_tokens(value: int, estimated: bool) -> str:
     return f"~{value:,}" if estimated else f"{value:,}"
 
@@ -122,7 +143,8 @@ def fmt_tokens(value: int, estimated: bool) -> str:
 def describe(receipt: Receipt) -> str:
     est = receipt.estimated
     lines = [
-        f"{receipt.status}: {receipt.messages_before} → {receipt.messages_after} messages, "
+        f"{receipt.status}: {receipt.messages_before} → "
+        f"{plural(receipt.messages_after, 'message')}, "
         f"{fmt_tokens(receipt.tokens_before, est)} → {fmt_tokens(receipt.tokens_after, est)} tokens"
         + (f" (target {receipt.target_tokens:,})" if receipt.target_tokens else "")
         + f" in {receipt.elapsed_ms:.1f} ms"
@@ -135,7 +157,7 @@ def describe(receipt: Receipt) -> str:
             )
     if receipt.summarizer_calls:
         data = receipt.to_dict(include_archive=False)["summarizer"]
-        calls = f"{data['calls']} call{'s' if data['calls'] != 1 else ''}"
+        calls = plural(data["calls"], "call")
         if data["input_tokens"] or data["output_tokens"]:
             usage = f"{data['input_tokens']:,} tokens in, {data['output_tokens']:,} out"
         else:
@@ -180,7 +202,17 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
 @click.option(
     "--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: detected)."
 )
-@click.option("--target-tokens", type=click.IntRange(min=1), help="The most tokens allowed after.")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="The most tokens allowed after (default: the config's `max_tokens`).",
+)
+@click.option(
+    "--target-tokens",
+    "deprecated_target_tokens",
+    type=click.IntRange(min=1),
+    help="Deprecated name of --max-tokens.",
+)
 @click.option(
     "--target-ratio",
     type=click.FloatRange(0, 1, min_open=True),
@@ -210,7 +242,7 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
     "--config",
     "config_path",
     type=click.Path(exists=True, dir_okay=False),
-    help="YAML compaction config.",
+    help=CONFIG_HELP,
 )
 @click.option(
     "--receipt",
@@ -237,7 +269,8 @@ def compact_command(
     input_path: str,
     output: str | None,
     fmt: str | None,
-    target_tokens: int | None,
+    max_tokens: int | None,
+    deprecated_target_tokens: int | None,
     target_ratio: float | None,
     strategies: str | None,
     keep_recent_n: int | None,
@@ -256,9 +289,17 @@ def compact_command(
 
     Writes the same dialect back (OpenAI chat for .traj). Exit 0 when done, 1 when the target
     could not be met, 2 on bad input."""
-    if target_tokens is not None and target_ratio is not None:
-        raise click.UsageError("give --target-tokens or --target-ratio, not both")
-    config = CompactionConfig.from_yaml(config_path) if config_path else CompactionConfig()
+    from compaction.compactor import Compactor
+    from compaction.config import CompactionConfig
+
+    if deprecated_target_tokens is not None:
+        click.echo("warning: --target-tokens is deprecated: use --max-tokens", err=True)
+        if max_tokens is not None and max_tokens != deprecated_target_tokens:
+            raise click.UsageError("give --max-tokens or --target-tokens, not both")
+        max_tokens = deprecated_target_tokens
+    if max_tokens is not None and target_ratio is not None:
+        raise click.UsageError("give --max-tokens or --target-ratio, not both")
+    config = load_policy(config_path)[0] if config_path else CompactionConfig()
     config = config.with_overrides(
         strategies=parse_strategies(strategies) if strategies else None,
         keep_recent_n=keep_recent_n,
@@ -281,10 +322,10 @@ def compact_command(
     counter = compactor.counter_for(conversation)
     tokens = counter.count(conversation).total
     if target_ratio is not None:
-        target_tokens = max(int(tokens * target_ratio), 1)
-    if target_tokens is None and config.max_tokens is not None:
-        target_tokens = config.max_tokens
-    result = compactor.compact(conversation, target_tokens=target_tokens, force=True)
+        max_tokens = max(int(tokens * target_ratio), 1)
+    if max_tokens is None and config.max_tokens is not None:
+        max_tokens = config.max_tokens
+    result = compactor.compact(conversation, max_tokens=max_tokens, force=True)
     receipt = result.receipt
     if dry_run:
         counts = [counter.count_message(m) for m in conversation.messages]
@@ -320,8 +361,9 @@ def compact_command(
 def count_command(input_path: str, fmt: str | None, model: str | None, as_json: bool) -> None:
     """Tokens per role and in total. Counts prefixed `~` are estimates."""
     conversation = read_conversation(input_path, fmt)
-    compactor = Compactor(CompactionConfig(tokenizer_model=model))
-    counter = compactor.counter_for(conversation)
+    counter = ConversationCounter.for_model(
+        model or conversation.model, provider=provider_for_dialect(conversation.dialect)
+    )
     counted = counter.count(conversation)
     if as_json:
         click.echo(
@@ -346,12 +388,15 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
         click.echo(f"note: {counter.note}")
     for role, value in counted.by_role.items():
         n = sum(1 for m in conversation.messages if m.role == role)
-        click.echo(f"{role:<10} {n:>5} messages {fmt_tokens(value, est):>12} tokens")
+        tokens = fmt_tokens(value, est)
+        click.echo(f"{role:<10} {n:>5} {_noun(n, 'message'):<8} {tokens:>12} tokens")
     if counted.tools:
         tools = fmt_tokens(counted.tools, est)
-        click.echo(f"{'tools':<10} {len(conversation.tools):>5} schemas  {tools:>12} tokens")
+        schemas = len(conversation.tools)
+        click.echo(f"{'tools':<10} {schemas:>5} {_noun(schemas, 'schema'):<8} {tools:>12} tokens")
+    n = len(conversation)
     click.echo(
-        f"{'total':<10} {len(conversation):>5} messages {fmt_tokens(counted.total, est):>12} tokens"
+        f"{'total':<10} {n:>5} {_noun(n, 'message'):<8} {fmt_tokens(counted.total, est):>12} tokens"
     )
 
 
@@ -368,6 +413,8 @@ def count_command(input_path: str, fmt: str | None, model: str | None, as_json: 
 @user_errors
 def validate_command(input_path: str, fmt: str | None, dialect: str | None) -> None:
     """Every rule the transcript breaks, with its message index. Exit 1 if any."""
+    from compaction.compactor import validate_for
+
     conversation = read_conversation(input_path, fmt)
     violations = (
         get_dialect(dialect).validate(conversation) if dialect else validate_for(conversation)
@@ -375,6 +422,6 @@ def validate_command(input_path: str, fmt: str | None, dialect: str | None) -> N
     for violation in violations:
         click.echo(f"{violation} [{violation.rule}]")
     if violations:
-        click.echo(f"{len(violations)} violations", err=True)
+        click.echo(plural(len(violations), "violation"), err=True)
         sys.exit(1)
     click.echo("valid", err=True)

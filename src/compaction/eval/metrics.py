@@ -553,7 +553,7 @@ def successive(
     current = conversation.with_messages(())
     for start, stop in itertools.pairwise(bounds):
         context.extend(messages[start:stop])
-        result = compactor.compact(conversation.with_messages(context), target_tokens=target_tokens)
+        result = compactor.compact(conversation.with_messages(context), max_tokens=target_tokens)
         current = result.conversation
         context = list(current.messages)
         rounds.append(

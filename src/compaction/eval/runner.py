@@ -862,7 +862,7 @@ def _run_one(
     tokens = counter.total(conversation)
     target = max(int(tokens * target_ratio), 1)
     results: list[CompactionResult] = [
-        compactor().compact(conversation, target_tokens=target) for _ in range(max(replicates, 2))
+        compactor().compact(conversation, max_tokens=target) for _ in range(max(replicates, 2))
     ]
     first = results[0]
     receipt = first.receipt

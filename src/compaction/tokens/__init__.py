@@ -20,6 +20,7 @@ from compaction.tokens.accounting import (
     message_tokens,
     overheads,
     parse_provider,
+    provider_for_dialect,
     provider_for_model,
 )
 from compaction.tokens.cache import ConversationCounter, TokenCount, count_conversation
@@ -84,6 +85,7 @@ __all__ = [  # noqa: RUF022 (grouped by topic, sorted within each group)
     "message_tokens",
     "overheads",
     "parse_provider",
+    "provider_for_dialect",
     "provider_for_model",
     # images
     "DEFAULT_IMAGE_SIZE",

@@ -129,6 +129,12 @@ def provider_for_model(model: str | None) -> Provider:
     return "openai"
 
 
+def provider_for_dialect(dialect: str | None) -> Provider:
+    """The provider whose formulas count a conversation decoded from `dialect`: Anthropic's
+    for Anthropic Messages, OpenAI's for the rest (Chat Completions, Responses, .traj)."""
+    return "anthropic" if dialect == "anthropic" else "openai"
+
+
 def image_part_tokens(part: ImagePart, provider: str) -> tuple[int, bool]:
     """`(tokens, estimated)` for one image; estimated when its size had to be assumed."""
     provider = parse_provider(provider)

@@ -1,28 +1,48 @@
-"""Counting whole conversations, with a per-message cache so a re-count after an append costs
-only the appended message.
+"""Counting whole conversations, with two caches so that re-counting costs only what changed.
 
-Messages are frozen but hold dicts, so they are not hashable; the cache is keyed by
-`id(message)` and keeps a strong reference to each message, which stops Python from reusing
-the id for another object while the entry lives. The cache is bounded (least recently used
-entries go first). This module must never tokenize a message it has already counted while
-that message is still cached, and never mutate the messages it is given.
+1. Per message, keyed by content (`content_key`: exactly the data a count reads — the name
+   and each part's text, call, image or encrypted payload — never object identity), so a
+   freshly decoded copy of a history already seen (a framework hook, the proxy, `decode` on
+   every call) costs only hashing. The key is looked up by Python's hash of its strings,
+   which a string computes once and keeps, and confirmed by equality, so two different
+   messages can never share a count. Bounded: least recently used entries go first.
+2. Per conversation, a running total keyed by prefix: the last few message sequences counted,
+   with their per-message counts. A sequence that extends one of them (the same message
+   objects, then more) is counted from that total plus the new messages alone, so the check
+   after an append costs about the appended message (and an identity comparison of the
+   prefix, a C loop), not a content lookup for every message of the history.
+
+This module must never tokenize a message whose content it still has cached, and never
+mutate the messages it is given.
 """
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compaction.messages import Conversation, Message
+from compaction.messages import (
+    Conversation,
+    ImagePart,
+    Message,
+    Part,
+    ReasoningPart,
+    SummaryPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from compaction.tokens.accounting import (
     Provider,
     message_tokens,
     overheads,
     parse_provider,
     provider_for_model,
+    tool_schema_text,
     tool_schema_tokens,
 )
 from compaction.tokens.counter import TokenCounter, counter_is_approximate, counter_note
@@ -30,6 +50,41 @@ from compaction.tokens.tiktoken_counter import counter_for_model
 
 DEFAULT_MAX_CACHED_MESSAGES = 100_000
 _MAX_CACHED_TOOLS = 4_096
+# Message sequences whose running totals are kept: the latest few states of each session a
+# counter is checking at about the same time, and their compacted views.
+_MAX_PREFIXES = 32
+
+
+def content_key(message: Message) -> tuple[Any, ...]:
+    """What a message's token count depends on, as a hashable value: equal keys, equal
+    counts. Roles, ids, pins and provider data are left out: framing is the same for every
+    role, and the others are never sent as tokens."""
+    return (message.name, *[_part_key(part) for part in message.parts])
+
+
+def _part_key(part: Part) -> tuple[Any, ...]:
+    if isinstance(part, TextPart | SummaryPart):
+        return (TextPart, part.text)
+    if isinstance(part, ToolCallPart):
+        return (ToolCallPart, part.name, part.arguments)
+    if isinstance(part, ToolResultPart):
+        return (ToolResultPart, *[_part_key(item) for item in part.content])
+    if isinstance(part, ImagePart):
+        return (ImagePart, part.url, part.detail, part.width, part.height)
+    if isinstance(part, ReasoningPart):
+        return (ReasoningPart, part.text, None if part.text else part.encrypted)
+    raise TypeError(f"unknown part type {type(part).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    """A message sequence already counted: its counts, per role and whether any is a guess."""
+
+    messages: tuple[Message, ...]
+    per_message: tuple[int, ...]
+    total: int
+    by_role: Mapping[str, int]
+    estimated: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +114,8 @@ class ConversationCounter:
     `provider` is "openai" or "anthropic" (anything else is a `ConfigError`); it picks the
     framing overheads and the image formula.
 
-    Thread-safe: one instance may serve many sessions; each message is cached until it is
-    among the least recently used of `max_cached_messages`.
+    Thread-safe: one instance may serve many sessions; each message's count is cached by
+    content until it is among the least recently used of `max_cached_messages`.
     """
 
     def __init__(
@@ -76,8 +131,9 @@ class ConversationCounter:
         self._costs = overheads(self.provider)
         self.counter = counter
         self.max_cached_messages = max_cached_messages
-        self._messages: OrderedDict[int, tuple[Message, int, bool]] = OrderedDict()
-        self._tools: dict[int, tuple[Mapping[str, Any], int]] = {}
+        self._messages: OrderedDict[tuple[Any, ...], tuple[int, bool]] = OrderedDict()
+        self._prefixes: list[_Prefix] = []
+        self._tools: dict[str, int] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -112,6 +168,7 @@ class ConversationCounter:
         """Drop every cached count (and the references that keep those messages alive)."""
         with self._lock:
             self._messages.clear()
+            self._prefixes.clear()
             self._tools.clear()
 
     def count_message(self, message: Message) -> int:
@@ -120,26 +177,26 @@ class ConversationCounter:
             return self._message(message)[0]
 
     def _message(self, message: Message) -> tuple[int, bool]:
-        key = id(message)
+        key = content_key(message)
         entry = self._messages.get(key)
-        if entry is not None and entry[0] is message:
+        if entry is not None:
             self._messages.move_to_end(key)
-            return entry[1], entry[2]
-        tokens, estimated = message_tokens(message, self.counter, self.provider)
-        self._messages[key] = (message, tokens, estimated)
+            return entry
+        entry = message_tokens(message, self.counter, self.provider)
+        self._messages[key] = entry
         if len(self._messages) > self.max_cached_messages:
             self._messages.popitem(last=False)
-        return tokens, estimated
+        return entry
 
     def _tool(self, schema: Mapping[str, Any]) -> int:
-        key = id(schema)
-        entry = self._tools.get(key)
-        if entry is not None and entry[0] is schema:
-            return entry[1]
-        tokens = tool_schema_tokens(schema, self.counter, self.provider)
-        if len(self._tools) >= _MAX_CACHED_TOOLS:
-            self._tools.clear()
-        self._tools[key] = (schema, tokens)
+        # Keyed by the text it is counted by: a re-decoded schema is found again.
+        text = tool_schema_text(schema)
+        tokens = self._tools.get(text)
+        if tokens is None:
+            tokens = tool_schema_tokens(schema, self.counter, self.provider)
+            if len(self._tools) >= _MAX_CACHED_TOOLS:
+                self._tools.clear()
+            self._tools[text] = tokens
         return tokens
 
     def count(
@@ -150,39 +207,71 @@ class ConversationCounter:
     ) -> TokenCount:
         """Count `conversation`; `tools` defaults to the conversation's own tool schemas."""
         if isinstance(conversation, Conversation):
-            messages: Sequence[Message] = conversation.messages
+            messages = conversation.messages
             if tools is None:
                 tools = conversation.tools
         else:
-            messages = conversation
+            messages = tuple(conversation)
         tools = tools or ()
         costs = self._costs
-
-        per_message: list[int] = []
-        by_role: dict[str, int] = {}
-        estimated = not self.counter.exact
         with self._lock:
-            count_one = self._message
-            for message in messages:
-                tokens, guessed = count_one(message)
-                per_message.append(tokens)
-                by_role[message.role] = by_role.get(message.role, 0) + tokens
-                if guessed:
-                    estimated = True
+            counted = self._sequence(messages)
             tool_tokens = costs.tools_base + sum(map(self._tool, tools)) if tools else 0
 
         overhead = costs.reply_priming if messages else 0
         return TokenCount(
-            total=sum(per_message) + tool_tokens + overhead,
-            by_role=by_role,
-            per_message=tuple(per_message),
+            total=counted.total + tool_tokens + overhead,
+            by_role=dict(counted.by_role),
+            per_message=counted.per_message,
             tools=tool_tokens,
             overhead=overhead,
-            estimated=estimated,
+            estimated=counted.estimated or not self.counter.exact,
             approximate=counter_is_approximate(self.counter),
             counter=self.counter.name,
             note=counter_note(self.counter),
         )
+
+    def _sequence(self, messages: tuple[Message, ...]) -> _Prefix:
+        """The counts of `messages`, from the longest remembered prefix plus the rest."""
+        base = self._longest_prefix(messages)
+        if base is not None and len(base.messages) == len(messages):
+            self._remember(base)
+            return base
+        start = len(base.messages) if base is not None else 0
+        per_message = list(base.per_message) if base is not None else []
+        total = base.total if base is not None else 0
+        by_role = dict(base.by_role) if base is not None else {}
+        estimated = base.estimated if base is not None else False
+        count_one = self._message
+        for message in messages[start:]:
+            tokens, guessed = count_one(message)
+            per_message.append(tokens)
+            total += tokens
+            by_role[message.role] = by_role.get(message.role, 0) + tokens
+            estimated = estimated or guessed
+        counted = _Prefix(messages, tuple(per_message), total, by_role, estimated)
+        self._remember(counted)
+        return counted
+
+    def _longest_prefix(self, messages: tuple[Message, ...]) -> _Prefix | None:
+        best: _Prefix | None = None
+        for prefix in self._prefixes:
+            n = len(prefix.messages)
+            if (
+                0 < n <= len(messages)
+                and (best is None or n > len(best.messages))
+                # The last message first: it rules out nearly every non-prefix at once.
+                and messages[n - 1] is prefix.messages[-1]
+                and all(map(operator.is_, messages, prefix.messages))
+            ):
+                best = prefix
+        return best
+
+    def _remember(self, counted: _Prefix) -> None:
+        """Keep `counted` first, the least recently used prefix going when there are too
+        many. A prefix stays after it was extended: a retry, or a sibling branch from the
+        same history, starts from it again."""
+        self._prefixes = [counted, *(p for p in self._prefixes if p is not counted)][:_MAX_PREFIXES]
 
     def total(self, conversation: Conversation | Sequence[Message]) -> int:
         """Only the total of `count(conversation)`."""
