@@ -288,3 +288,18 @@ def test_user_words_beside_tool_results_are_the_live_turn() -> None:
     assert result.conversation.messages[-1] == live
     # The task stays, verbatim (Anthropic's alternation may fold the summary in after it).
     assert result.conversation.messages[1].parts[0] == conversation.messages[1].parts[0]
+
+
+def test_one_conversations_cooldown_does_not_silence_another() -> None:
+    config = CompactionConfig(token_threshold=2_000, max_tokens=1_500)
+    compactor = Compactor(config)
+    stuck = Conversation(
+        (
+            Message.text_message("system", "You are terse. " + "Rule. " * 12000, pinned=True),
+            Message.text_message("user", "Task A: summarize the rules."),
+        )
+    )
+    assert compactor.compact(stuck).receipt.status == "target_unreachable"
+    other = coding_session(12)  # about 16k tokens: under the stuck one's floor
+    assert compactor.should_compact(other), "an unrelated conversation is not cooling down"
+    assert compactor.compact(other).receipt.status == "compacted"

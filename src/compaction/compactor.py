@@ -12,6 +12,7 @@ the receipt saying why. This module must never encode or decode a wire format it
 from __future__ import annotations
 
 import collections
+import hashlib
 import re
 import time
 import warnings
@@ -28,6 +29,7 @@ from compaction.messages import (
     Group,
     Message,
     SummaryPart,
+    TextPart,
     group_messages,
     live_turn_index,
 )
@@ -148,9 +150,11 @@ class Compactor:
         self._counters: dict[tuple[str | None, str], ConversationCounter] = {}
         self.before_compact = before_compact
         self.after_compact = after_compact
-        self._floor: int | None = None
+        # Per conversation (by `conversation_key`), bounded: the anti-thrash floor and the
+        # summarizer, whose circuit breaker remembers that conversation's failures.
+        self._floors: collections.OrderedDict[str, int] = collections.OrderedDict()
         self._summary_provider = summarizer
-        self._summarizer: Summarizer | None = None
+        self._summarizers: collections.OrderedDict[str, Summarizer] = collections.OrderedDict()
 
     # -- counting --------------------------------------------------------------------------
 
@@ -173,12 +177,16 @@ class Compactor:
         model = self.config.tokenizer_model or conversation.model
         return context_window(model, self.config.context_windows)
 
-    def summarizer_for(self, counter: ConversationCounter) -> Summarizer | None:
-        """The summarizer (kept across compactions: its circuit breaker has memory), or None
-        when no summarizer provider was given."""
+    def summarizer_for(
+        self, counter: ConversationCounter, conversation: Conversation | None = None
+    ) -> Summarizer | None:
+        """The summarizer of this conversation (kept across its compactions: its circuit
+        breaker has memory), or None when no summarizer provider was given."""
         if self._summary_provider is None:
             return None
-        if self._summarizer is None:
+        key = conversation_key(conversation) if conversation is not None else ""
+        summarizer = self._summarizers.get(key)
+        if summarizer is None:
             config = self.config
             template = None
             if config.prompt is not None or config.prompt_file is not None:
@@ -188,7 +196,7 @@ class Compactor:
                 or context_window(config.model, config.context_windows)
                 or DEFAULT_SUMMARY_WINDOW
             )
-            self._summarizer = Summarizer(
+            summarizer = Summarizer(
                 self._summary_provider,
                 count=counter.counter.count_text,
                 model=config.model,
@@ -199,7 +207,8 @@ class Compactor:
                 templates={"summary": template} if template is not None else None,
                 failure_threshold=config.summarizer_failures,
             )
-        return self._summarizer
+        _remember(self._summarizers, key, summarizer)
+        return summarizer
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -209,16 +218,18 @@ class Compactor:
         decision = should_compact(
             conversation, self.config, tokens=tokens, window=self.window(conversation)
         )
-        if decision and self._floor is not None:
+        key = conversation_key(conversation) if self._floors else ""
+        floor = self._floors.get(key) if self._floors else None
+        if decision and floor is not None:
             # Anti-thrash: the last pass could not get below the trigger; wait for real growth.
-            if tokens < self._floor * (1 + max(self.config.min_reduction, 0.01)):
+            if tokens < floor * (1 + max(self.config.min_reduction, 0.01)):
                 return Decision(
                     False,
-                    (f"cooling down: last compaction could not go below {self._floor} tokens",),
+                    (f"cooling down: last compaction could not go below {floor} tokens",),
                     tokens,
                     decision.target,
                 )
-            self._floor = None
+            del self._floors[key]
         return decision
 
     # -- compacting ------------------------------------------------------------------------
@@ -285,7 +296,7 @@ class Compactor:
             self.before_compact(conversation, None)
 
         work = self._workspace(conversation, counter, counted.total, target)
-        work.summarizer = self.summarizer_for(counter)
+        work.summarizer = self.summarizer_for(counter, conversation)
         protected_tokens = work.overhead + sum(s.tokens for s in work.slots if s.protected)
         if target is not None and protected_tokens > target:
             # No strategy can meet this target. Dropping everything else would lose history
@@ -338,9 +349,11 @@ class Compactor:
             )
             return CompactionResult(conversation, unchanged)
         limit = decision.target if target_tokens is None else None
-        self._floor = (
-            after if (status != "compacted" or (limit is not None and after > limit)) else None
-        )
+        key = conversation_key(conversation)
+        if status != "compacted" or (limit is not None and after > limit):
+            _remember(self._floors, key, after)
+        else:
+            self._floors.pop(key, None)
         done = receipt(
             status,
             result,
@@ -413,6 +426,30 @@ def as_conversation(value: Conversation | Sequence[Any]) -> Conversation:
         "a request body first, e.g. OPENAI.decode(body) (or ANTHROPIC.decode, "
         "RESPONSES.decode, decode_any) from compaction.dialects"
     )
+
+
+# How many conversations a compactor remembers state for (the least recently used go first).
+_CONVERSATIONS = 1024
+
+
+def _remember(cache: collections.OrderedDict[str, Any], key: str, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CONVERSATIONS:
+        cache.popitem(last=False)
+
+
+def conversation_key(conversation: Conversation) -> str:
+    """What names a conversation across its compactions: its model, dialect, system prompt
+    and the first words of its first user message — what stays the same while it grows and
+    is compacted (a summary folded into that message comes after its words)."""
+    system = next((m.text for m in conversation.messages if m.role == "system"), "")
+    first = next((m for m in conversation.messages if m.role == "user"), None)
+    words = ""
+    if first is not None and first.parts and isinstance(first.parts[0], TextPart):
+        words = first.parts[0].text
+    seed = "\x00".join((str(conversation.model), str(conversation.dialect), system, words))
+    return hashlib.sha256(seed.encode()).hexdigest()[:16]
 
 
 def live_exchange(messages: tuple[Message, ...], groups: Sequence[Group] | None = None) -> set[int]:
