@@ -21,11 +21,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from compaction import CompactionConfig, Compactor, messages
+from compaction import CompactionConfig, Compactor
+from compaction._textcache import clear_all
 from compaction.dialects import OPENAI
 from compaction.eval.generate import generate_session
 from compaction.messages import Conversation, Message
-from compaction.summarize import ledger, signals
 from compaction.tokens import TiktokenCounter, counter_for_model
 
 TARGET_TOKENS = 150_000
@@ -35,11 +35,7 @@ COMPACT_BUDGET_MS = 50.0
 
 def _clear_text_caches() -> None:
     """Forget every cached reading of tool output and prose, as in a fresh process."""
-    for module in (signals, ledger, messages):
-        for value in vars(module).values():
-            clear = getattr(value, "cache_clear", None)
-            if callable(clear):
-                clear()
+    clear_all()
 
 
 def build_conversation() -> Conversation:
@@ -86,14 +82,14 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
     check_ms = _median_ms(lambda: compactor.should_compact(next(queue)), repeat)
 
     target = int(tokens * 0.15)
-    result = compactor.compact(conversation, target_tokens=target)
+    result = compactor.compact(conversation, max_tokens=target)
 
     def cold_compact() -> None:
         _clear_text_caches()
-        compactor.compact(conversation, target_tokens=target)
+        compactor.compact(conversation, max_tokens=target)
 
     first_ms = _median_ms(cold_compact, 7)
-    compact_ms = _median_ms(lambda: compactor.compact(conversation, target_tokens=target), 9)
+    compact_ms = _median_ms(lambda: compactor.compact(conversation, max_tokens=target), 9)
     counter = counter_for_model("gpt-4o")
     text = _all_text(conversation)
     encoding = counter.encoding if isinstance(counter, TiktokenCounter) else None

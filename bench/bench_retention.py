@@ -46,7 +46,7 @@ def evaluate(strategies: tuple[Strategy, ...]) -> dict[str, Any]:
         conversation = OPENAI.decode(session.payload)
         compactor = Compactor(CompactionConfig(strategies=strategies, tokenizer_model="gpt-4o"))
         tokens = compactor.count(conversation)
-        result = compactor.compact(conversation, target_tokens=int(tokens * TARGET_RATIO))
+        result = compactor.compact(conversation, max_tokens=int(tokens * TARGET_RATIO))
         met += result.receipt.target_met
         ratios.append(tokens / max(result.receipt.tokens_after, 1))
         payload = OPENAI.encode(result.conversation)

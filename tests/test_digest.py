@@ -421,3 +421,17 @@ def test_fenced_actions_answered_in_user_messages_are_commands_not_user_words() 
     )
     assert list(ledger.state("commands").commands) == ["pytest -q tests/test_io.py"]
     assert user_messages(ledger) == []
+
+
+def test_text_caches_are_bounded_by_the_bytes_they_hold() -> None:
+    from compaction._textcache import text_cache
+
+    @text_cache(max_chars=10_000)
+    def length(text: str) -> int:
+        return len(text)
+
+    for i in range(50):
+        assert length(f"{i:04d}" + "x" * 996) == 1000
+    assert length.held_chars() <= 10_000  # type: ignore[attr-defined]
+    assert length("y" * 50_000) == 50_000, "too large to cache, still answered"
+    assert length.held_chars() <= 10_000  # type: ignore[attr-defined]

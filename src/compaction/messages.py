@@ -10,12 +10,13 @@ beside the parts in `provider_data` so a dialect can replay it untouched.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
+
+from compaction._textcache import text_cache
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
@@ -59,7 +60,7 @@ class ToolCallPart:
         return None if value is None else dict(value)
 
 
-@functools.lru_cache(maxsize=8192)
+@text_cache()
 def _json_object(text: str) -> dict[str, Any] | None:
     # Cached: strategies and the ledger read the same calls' arguments several times.
     try:

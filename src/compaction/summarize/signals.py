@@ -7,15 +7,16 @@ functions must never see a wire format or a token count.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterator
 from typing import Literal
 
+from compaction._textcache import text_cache
+
 # Compaction re-reads the same tool outputs and prose on every pass (the digest tries several
-# span lengths; an agent compacts again a few turns later): the pure readers below are cached.
-_CACHE_SIZE = 4096
+# span lengths; an agent compacts again a few turns later): the pure readers below are cached,
+# in caches bounded by the bytes they hold (`compaction._textcache`).
 
 
 def clip(text: str, limit: int) -> str:
@@ -143,7 +144,7 @@ def exit_status(text: str, *, is_error: bool = False) -> int | None:
     return 1 if is_error else None
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@text_cache()
 def test_summary(text: str) -> str | None:
     """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`)."""
     tail = unwrap_output(text)[-4000:]
@@ -169,7 +170,7 @@ _STREAM_KEYS = ("stdout", "output", "result", "stderr", "error", "content", "mes
 _EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code")
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@text_cache()
 def unwrap_output(text: str) -> str:
     """The plain text of a tool output that arrived wrapped in JSON, as many shells return it
     (`{"stdout": "...", "stderr": "", "exit_code": 1}`); other text comes back unchanged."""
@@ -191,7 +192,7 @@ def unwrap_output(text: str) -> str:
     return "\n".join(pieces) if pieces else text
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@text_cache()
 def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ...]]:
     """A one-word outcome (`ok`, `failed`, `exit N`) and the error lines behind it."""
     text = unwrap_output(text)
@@ -360,7 +361,7 @@ def _without_redirections(words: list[str]) -> list[str]:
     return kept
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@text_cache()
 def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
     """Files a shell command evidently touched: `rm`, `touch`, `mv`, `sed -i`, redirections."""
     ops: list[tuple[str, FileOp]] = []
@@ -429,7 +430,7 @@ _KEYED_IDENTIFIER = re.compile(
 _NOT_IDENTIFIERS = {"UTF-8", "ISO-8859", "ISO-8601", "SHA-256", "SHA-512", "HTTP-11"}
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@text_cache()
 def identifiers(text: str, limit: int = 8) -> tuple[str, ...]:
     """Identifiers in a text (`deployment_id=dep_2f…`, UUIDs, ticket keys), first seen first.
 
@@ -512,7 +513,7 @@ _CONSTRAINT = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@text_cache()
 def prose_signals(text: str) -> tuple[tuple[str, bool, bool, bool, bool], ...]:
     """Each sentence of assistant prose with (is_todo, is_done, is_decision, is_note)."""
     found = sentences(text)
@@ -595,7 +596,7 @@ _VALUE_PATTERNS = (
 _KEY_STOP = {"it", "this", "that", "them", "these", "those", "sure", "everything", "things"}
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@text_cache()
 def value_settings(text: str) -> tuple[tuple[str, str], ...]:
     """(key, value) pairs the text sets: `set the timeout to 45s`, `retries should be 5`."""
     found: list[tuple[str, str]] = []

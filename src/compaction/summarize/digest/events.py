@@ -9,11 +9,11 @@ model, count tokens or read a wire format; it must be deterministic.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from compaction._textcache import text_cache
 from compaction.messages import (
     Message,
     ReasoningPart,
@@ -226,7 +226,7 @@ def _clean_path(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-@functools.lru_cache(maxsize=4096)
+@text_cache()
 def _call_actions(name: str, arguments: str) -> tuple[tools.Action, ...]:
     parsed = ToolCallPart("", name, arguments).parsed_arguments() or {}
     return tools.actions_of_call(name, parsed)
@@ -315,7 +315,7 @@ _OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 _FILE_BANNER = re.compile(r"\[File: ([^\]\n]+?) \(\d+ lines total\)\]")
 
 
-@functools.lru_cache(maxsize=4096)
+@text_cache()
 def _open_file_in(text: str) -> str | None:
     """The file an editor-style environment reports as open (SWE-agent's status line)."""
     opened = _OPEN_FILE.findall(text)
@@ -324,7 +324,7 @@ def _open_file_in(text: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+@text_cache()
 def _text_actions(text: str) -> tuple[tools.Action, ...]:
     return tools.actions_in_text(text)
 

@@ -1,0 +1,81 @@
+"""A cache for pure functions of text, bounded by the bytes it holds, not only by entries.
+
+The readers compaction runs over tool outputs and prose are pure and are called again on
+the same texts (the digest tries several spans; an agent compacts again a few turns later),
+so they are cached. Their keys are whole tool outputs: a cache bounded only by its number of
+entries could keep gigabytes of a long-running proxy's outputs alive. `text_cache` drops
+the least recently used entries once the texts it holds pass `max_chars` characters.
+
+Thread-safe (the proxy compacts in worker threads). This module must never know what the
+functions it caches compute.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# The default bound, in characters of cached text, per cached function.
+DEFAULT_MAX_CHARS = 32 * 1024 * 1024
+_CACHES: list[Callable[[], None]] = []
+
+
+def text_cache(
+    max_chars: int = DEFAULT_MAX_CHARS, max_entries: int = 8192
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorate a pure function whose arguments are hashable (texts first of all)."""
+
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        entries: OrderedDict[Any, R] = OrderedDict()
+        sizes: dict[Any, int] = {}
+        held = [0]
+        lock = threading.Lock()
+
+        @functools.wraps(function)
+        def cached(*args: P.args, **kwargs: P.kwargs) -> R:
+            key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+            with lock:
+                if key in entries:
+                    entries.move_to_end(key)
+                    return entries[key]
+            value = function(*args, **kwargs)
+            size = sum(len(a) for a in args if isinstance(a, str)) + 64
+            if size > max_chars:
+                return value
+            with lock:
+                if key not in entries:
+                    entries[key] = value
+                    sizes[key] = size
+                    held[0] += size
+                while held[0] > max_chars or len(entries) > max_entries:
+                    old, _ = entries.popitem(last=False)
+                    held[0] -= sizes.pop(old)
+            return value
+
+        def clear() -> None:
+            with lock:
+                entries.clear()
+                sizes.clear()
+                held[0] = 0
+
+        def held_chars() -> int:
+            return held[0]
+
+        cached.cache_clear = clear  # type: ignore[attr-defined]
+        cached.held_chars = held_chars  # type: ignore[attr-defined]
+        _CACHES.append(clear)
+        return cached
+
+    return decorate
+
+
+def clear_all() -> None:
+    """Empty every text cache (benchmarks measure a process's first compaction this way)."""
+    for clear in _CACHES:
+        clear()
