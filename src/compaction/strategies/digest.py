@@ -151,28 +151,27 @@ class DigestStrategy(BaseModel):
         """The end of the shortest prefix of `run` whose full digest meets the target (all of
         it when none does, or when there is no target), and its rendering."""
         whole = len(run)
-        full = self._renderings(work, run, [whole])[whole]
-        full_message = full.full()
-        full_tokens = work.measure(full_message)
-        full_cost = self._cost(work, run, whole, full_tokens)
-        if work.target is None or full_cost > work.target:
-            return run[-1].stop, full
-        # Bracket the answer by arithmetic: a prefix must remove at least the excess (low), and
-        # removing the excess plus the whole run's digest is almost always enough (high), since
-        # a shorter span digests shorter. Then try a few prefixes in between, in one pass.
+        if work.target is None:
+            return run[-1].stop, self._renderings(work, run, [whole])[whole]
+        # A prefix must remove at least the excess: that is where the search starts. Then a
+        # few prefixes between there and the whole run, read in one pass.
         excess = work.total() - work.target
         removed = 0
-        low = high = whole
+        low = whole
         for k, group in enumerate(run, start=1):
             removed += work.span_tokens(group.start, group.stop)
-            if low == whole and removed >= excess:
+            if removed >= excess:
                 low = k
-            if removed >= excess + full_tokens:
-                high = k
                 break
-        step = max((high - low) // _PROBES, 1)
-        candidates = sorted({*range(low, high, step), high})
+        step = max((whole - low) // (2 * _PROBES), 1)
+        near = range(low, min(low + 2 * _PROBES * step, whole), step)
+        candidates = sorted({*near, whole})
         tried = self._renderings(work, run, candidates)
+        full = tried[whole]
+        full_message = full.full()
+        full_tokens = work.measure(full_message)
+        if self._cost(work, run, whole, full_tokens) > work.target:
+            return run[-1].stop, full
         # Tokenizing every candidate would cost more than the rest of the search: estimate
         # each from its length at the full digest's tokens-per-char, tokenize only the ones
         # that may fit, and accept only an exact fit.

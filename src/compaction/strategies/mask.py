@@ -42,23 +42,25 @@ class MaskStrategy(BaseModel):
     def apply(self, work: Workspace) -> StepReport:
         before = work.total()
         calls: dict[str, ToolCallPart] = {}
-        candidates: list[tuple[int, int, Message]] = []  # (-gain, index, masked)
+        candidates: list[tuple[int, int]] = []  # (-tokens, index)
         for index, slot in enumerate(work.slots):
             for call in slot.message.tool_calls:
                 calls[call.id] = call
             if not work.compactable(index) or not slot.message.tool_results:
                 continue
-            masked = self.mask_message(slot.message, calls)
-            if masked is not None:
-                gain = slot.tokens - work.measure(masked)
-                if gain > 0:
-                    candidates.append((-gain, index, masked))
+            if any(self._worth_masking(r) for r in slot.message.tool_results):
+                candidates.append((-slot.tokens, index))
+        # Largest first: a placeholder costs about the same whatever it stands for, so the
+        # largest output is the largest gain, and the fewest outputs are masked.
         affected = 0
-        for _, index, masked in sorted(candidates):
+        for _, index in sorted(candidates):
             if work.fits():
                 break
-            work.replace(index, masked, "masked")
-            affected += 1
+            slot = work.slots[index]
+            masked = self.mask_message(slot.message, calls)
+            if masked is not None and work.measure(masked) < slot.tokens:
+                work.replace(index, masked, "masked")
+                affected += 1
         return StepReport(self.kind, before, work.total(), affected, f"{affected} outputs masked")
 
     def mask_message(self, message: Message, calls: dict[str, ToolCallPart]) -> Message | None:

@@ -64,6 +64,11 @@ class LedgerBuilder:
         self.ledger = Ledger(default_sections(user_chars))
         self._reader = Reader()
         self._seq = 0
+        # For each kind of event, the (section, state index) pairs that read it.
+        self._readers: dict[type, list[int]] = {}
+        for index, section in enumerate(self.ledger.sections):
+            for kind in section.events:
+                self._readers.setdefault(kind, []).append(index)
 
     def add(self, message: Message) -> None:
         self.ledger.messages += 1
@@ -74,8 +79,9 @@ class LedgerBuilder:
                 self.ledger = self.ledger.merge(earlier)
                 self.ledger.messages += max(event.replaced - 1, 0)
                 continue
-            for section, state in zip(self.ledger.sections, self.ledger.states, strict=True):
-                section.observe(state, event, self._seq)
+            sections, states = self.ledger.sections, self.ledger.states
+            for index in self._readers.get(type(event), ()):
+                sections[index].observe(states[index], event, self._seq)
 
 
 def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Ledger:

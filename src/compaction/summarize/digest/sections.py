@@ -55,6 +55,8 @@ class Section(Generic[S]):
     heading: ClassVar[str]
     # Other headings whose items this section also parses (what LLM summaries write).
     reads: ClassVar[tuple[str, ...]] = ()
+    # The kinds of event `observe` reads (the ledger hands it no others).
+    events: ClassVar[tuple[type, ...]] = ()
 
     def new(self) -> S:
         raise NotImplementedError
@@ -109,6 +111,7 @@ class UserWords(Section[UserWordsState]):
     """What the user said, verbatim (long messages: head, tail and constraint sentences)."""
 
     name = "user"
+    events = (UserSaid,)
     heading = "## What the user said (verbatim, oldest first)"
 
     def __init__(self, user_chars: int = 1200) -> None:
@@ -180,6 +183,7 @@ class Values(Section[ValuesState]):
     quoted in the user's own words, in order, never guessed."""
 
     name = "values"
+    events = (UserSaid,)
     heading = "## Values the user set (latest wins)"
 
     def new(self) -> ValuesState:
@@ -305,6 +309,7 @@ class Files(Section[FilesState]):
     """Files touched and what happened to them; changed ones before those only read."""
 
     name = "files"
+    events = (FileTouched,)
     heading = "## Files touched"
 
     def new(self) -> FilesState:
@@ -364,6 +369,7 @@ class Errors(Section[ErrorsState]):
     """Every distinct error seen, open ones first; a fixed one says what fixed it."""
 
     name = "errors"
+    events = (CommandRan, ToolFinished, FileTouched)
     heading = "## Errors and fixes"
     reads = ("## Errors still open",)
 
@@ -458,6 +464,7 @@ class Tests(Section[TestsState]):
     """The latest test outcome per command, and its first failure if fixed since."""
 
     name = "tests"
+    events = (CommandRan,)
     heading = "## Test status (latest per command)"
     reads = ("## Latest test status",)
 
@@ -537,6 +544,7 @@ class Commands(Section[CommandsState]):
     """Commands run, each with its latest outcome (and whether it failed before)."""
 
     name = "commands"
+    events = (CommandRan,)
     heading = "## Commands run (outcome)"
 
     def new(self) -> CommandsState:
@@ -604,6 +612,7 @@ class Decisions(Section[DecisionsState]):
     never as current."""
 
     name = "decisions"
+    events = (AssistantSaid, PlanStated)
     heading = "## Decisions and plans (standing)"
     reads = ("## Decisions and plans stated by the assistant",)
 
@@ -685,6 +694,7 @@ class Todos(Section[TodosState]):
     prose; one later done is listed as done, not as open."""
 
     name = "todos"
+    events = (AssistantSaid, TodosStated, TodoChanged, TodoIdentified)
     heading = "## To-dos"
     reads = ("## Open to-dos", "## Outstanding to-dos")
 
@@ -780,6 +790,7 @@ class Notes(Section[NotesState]):
     numbers, paths or commit ids — kept verbatim where the readers cannot tell more."""
 
     name = "notes"
+    events = (AssistantSaid, Finished)
     heading = "## Notes by the assistant"
     reads = ("## Facts to remember",)
 
@@ -838,6 +849,7 @@ class IdentifiersState:
 
 class Identifiers(Section[IdentifiersState]):
     name = "identifiers"
+    events = (IdentifiersSeen,)
     heading = "## Identifiers seen in tool output"
 
     def new(self) -> IdentifiersState:
