@@ -574,7 +574,8 @@ _VALUE_PATTERNS = (
     re.compile(
         r"\b(?:set|change|make|bump|increase|decrease|raise|lower|update|switch|use)\s+"
         r"(?:the\s+|our\s+|a\s+)?(?P<key>[A-Za-z_][\w .-]{1,40}?)\s+(?:to|=)\s+"
-        r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|'[^']{1,60}'|[^\s,;]{1,60}(?:\s*(?:seconds|secs|sec|ms|s|"
+        r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|'[^']{1,60}'|[^\s,;]{1,60}(?:\s*(?:milliseconds|millis|"
+        r"msecs?|seconds|secs|sec|ms|s|weeks?|hrs?|mins?|attempts|threads|replicas|gib|mib|kib|"
         r"minutes|mins|hours|days|mb|gb|kb|%|percent|retries|items|workers|"
         r"requests|connections|tokens|lines|chars|bytes)\b)?)",
         re.IGNORECASE,
@@ -609,6 +610,8 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
                 value = match.group("value").strip().rstrip(".")
                 if key in _KEY_STOP or not value or key.split(" ")[0] in _KEY_STOP:
                     continue
+                if key.endswith((" to", " =")) or (key, value) in found:
+                    continue  # "set X to N" is read whole by the first pattern
                 found.append((key, value))
     return tuple(found)
 

@@ -365,6 +365,17 @@ def _is_test_command(command: str) -> bool:
     )
 
 
+def _covers(command: str, error: ErrorRecord) -> bool:
+    """Whether a passing test run of `command` shows `error` (from another test command)
+    fixed: it runs the whole suite (names no test path), or names the failing test's file."""
+    if not _is_test_command(error.source):
+        return False
+    paths = [w for w in command.split() if signals.looks_like_path(w)]
+    if not paths:
+        return True
+    return any(path.split("::")[0] in error.text for path in paths)
+
+
 class Errors(Section[ErrorsState]):
     """Every distinct error seen, open ones first; a fixed one says what fixed it."""
 
@@ -384,7 +395,7 @@ class Errors(Section[ErrorsState]):
         for error in state.errors:
             if not error.open:
                 continue
-            if error.source == source or (tests and _is_test_command(error.source)):
+            if error.source == source or (tests and _covers(source, error)):
                 error.open = False
                 edits = f" after changing {', '.join(error.edits[-4:])}" if error.edits else ""
                 error.fixed_by = f"{how}{edits}"
