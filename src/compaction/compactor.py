@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compaction.config import CompactionConfig
-from compaction.dialects import decode_any, get_dialect
+from compaction.dialects import decode_any, get_dialect, shape
 from compaction.dialects.base import Violation
 from compaction.exceptions import TargetUnreachableError
 from compaction.messages import (
@@ -312,7 +312,7 @@ class Compactor:
             # Nothing compactable is left: what remains (protected content and the markers
             # the dialect's shape needs) is the floor no strategy can go below.
             protected_tokens = max(protected_tokens, work.total())
-        messages = fit_to_dialect(work.messages, conversation.dialect)
+        messages = shape.fold(work.messages, conversation.dialect)
         result = conversation.with_messages(messages)
         after = counter.count(result).total
         summaries = [p.text for m in messages for p in m.parts if isinstance(p, SummaryPart)]
@@ -511,32 +511,6 @@ def recent_tail_start(
         if group.start <= start < group.stop:
             return group.start
     return start
-
-
-def fit_to_dialect(messages: list[Message], dialect: str | None) -> list[Message]:
-    """Anthropic allows no two user messages in a row. Compaction creates such pairs only by
-    placing a summary or by removing what stood between two kept messages, so fold each pair
-    into one message: every part kept verbatim and in order, tool results still first."""
-    if dialect != "anthropic":
-        return messages
-    out: list[Message] = []
-    for message in messages:
-        if out and out[-1].role == "user" and message.role == "user" and not message.tool_results:
-            previous = out.pop()
-            out.append(_with_parts(previous, (*previous.parts, *message.parts)))
-            continue
-        out.append(message)
-    return out
-
-
-def _with_parts(message: Message, parts: tuple[Any, ...]) -> Message:
-    return Message(
-        message.role,
-        parts,
-        name=message.name,
-        pinned=message.pinned,
-        provider_data=message.provider_data,
-    )
 
 
 def new_violations(before: Conversation, after: Conversation) -> list[Violation]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from compaction.dialects import shape
 from compaction.messages import Group, Message, SummaryPart, group_messages
 
 if TYPE_CHECKING:
@@ -274,13 +275,7 @@ class Workspace:
         return sum(self.slots[i].tokens for i in range(start, stop))
 
     def marker_needed(self, index: int) -> bool:
-        """Whether the dialect's rules need the summary or marker at `index`: Anthropic's,
-        when without it the conversation would start with an assistant message or put two
-        assistant messages side by side."""
-        if self.dialect != "anthropic":
-            return False
+        """Whether the dialect's shape rules need the summary or marker at `index`."""
         before = [s.message.role for s in self.slots[:index] if s.message.role != "system"]
         after = self.slots[index + 1].message.role if index + 1 < len(self.slots) else None
-        if not before:
-            return after != "user"
-        return before[-1] == "assistant" and after == "assistant"
+        return shape.needs_marker(self.dialect, before, after)
