@@ -28,7 +28,7 @@ def clip(text: str, limit: int) -> str:
 
 _ERROR_LINE = re.compile(
     r"""^\s*(?:
-        (?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure)\b(?::|\s*$)  # Python-style
+        (?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*)?(?:Error|Exception|Failure)\b(?::|\s*$)  # Python-style
       | E\s{2,}\S                                   # pytest assertion detail
       | FAILED\s+\S                                 # pytest failed test id
       | ERROR\s*[:\s]\s*\S                          # generic ERROR lines
@@ -250,6 +250,8 @@ def looks_like_path(token: str) -> bool:
         return False
     if "/" not in token and "." not in token:
         return False
+    if any(c in token for c in "()'\"{}<>$*"):
+        return False  # code or a shell expression, not a file name
     match = _PATHLIKE.fullmatch(token)
     if match is None:
         return "/" in token and not token.endswith("/") and " " not in token
@@ -594,6 +596,12 @@ _VALUE_PATTERNS = (
         re.IGNORECASE,
     ),
 )
+_NOT_A_VALUE = re.compile(
+    r"(?:the|a|an|it|this|that|them|these|those|be|do|use|make|sure|all|any|some|more|less|"
+    r"my|our|your|its|their|and|or|but|if|then|so)",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\b(?:not|n't|never|no)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _KEY_STOP = {"it", "this", "that", "them", "these", "those", "sure", "everything", "things"}
 
 
@@ -612,6 +620,8 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
                     continue
                 if key.endswith((" to", " =")) or (key, value) in found:
                     continue  # "set X to N" is read whole by the first pattern
+                if _NOT_A_VALUE.fullmatch(value) or _NEGATED.search(sentence[: match.start()]):
+                    continue  # "do not make sweeping changes to the …" sets nothing
                 found.append((key, value))
     return tuple(found)
 

@@ -246,6 +246,13 @@ def _call_events(call: ToolCallPart) -> Iterator[Event]:
             yield Finished(action.text)
 
 
+def _only_reads(call: ToolCallPart) -> bool:
+    actions = _call_actions(call.name, call.arguments)
+    return bool(actions) and all(
+        a.kind == "search" or (a.kind == "file" and a.op == "read") for a in actions
+    )
+
+
 def _command_of(call: ToolCallPart) -> str | None:
     for action in _call_actions(call.name, call.arguments):
         if action.kind == "command" and action.command:
@@ -272,6 +279,10 @@ def _result_events(
         found = signals.identifiers(text)
     if found:
         yield IdentifiersSeen(found)
+    if call is not None and not result.is_error and _only_reads(call):
+        # A file's or a search's content is not an error report, whatever lines it holds.
+        errors = ()
+        outcome = "ok"
     if call is None:
         if errors:
             yield ToolFinished("an earlier tool call", False, errors)

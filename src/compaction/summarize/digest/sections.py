@@ -402,7 +402,7 @@ class Errors(Section[ErrorsState]):
 
     def observe(self, state: ErrorsState, event: Event, seq: int) -> None:
         if isinstance(event, CommandRan):
-            if event.outcome == "ok":
+            if event.outcome == "ok" or (event.tests and not _failing(event.tests)):
                 tests = bool(event.tests) and _is_test_command(event.command)
                 self._resolve(
                     state, event.command, f"`{signals.clip(event.command, 80)}` passed", tests=tests
@@ -599,12 +599,26 @@ class Commands(Section[CommandsState]):
 
 # -- decisions -----------------------------------------------------------------------------
 
+# A statement that replaces an earlier plan: on its own (strong), or inside a decision.
 _REVERSAL = re.compile(
-    r"\b(?:scrap|scratch|scrapping|abandon|abandoning|instead|switch(?:ing|ed)?\s+to|"
-    r"change\s+of\s+plan|no\s+longer|revert(?:ing)?|rather\s+than|drop(?:ping)?\s+the|"
-    r"actually|on\s+second\s+thought|not\s+going\s+to|won't\s+(?:use|go))\b",
+    r"\b(?:scrap|scratch\s+that|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
+    r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
+    r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go))\b",
     re.IGNORECASE,
 )
+_PLAN_WORDS = {
+    "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
+    "settling", "settle", "keep", "scrap", "change", "approach", "idea", "revised", "option",
+    "let's", "we'll", "better", "than", "favour", "favor", "actually", "using", "because",
+    "there's", "that's", "since", "which", "where", "thing", "things", "work",
+}  # fmt: skip
+# What a reversal names as replaced: the few words after "instead of", "scrap", ….
+_REPLACED = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
+    r"drop(?:ping)?|no\s+longer\s+(?:use|using))\s+((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
+    re.IGNORECASE,
+)
+_REPLACING = re.compile(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -642,7 +656,9 @@ class Decisions(Section[DecisionsState]):
         if not isinstance(event, AssistantSaid):
             return
         for sentence, _todo, _done, decision, _note in signals.prose_signals(event.text):
-            reversal = _REVERSAL.search(sentence) is not None
+            reversal = _REVERSAL.search(sentence) is not None or (
+                decision and _REPLACING.search(sentence) is not None
+            )
             if not (decision or reversal):
                 continue
             self._add(state, signals.clip(sentence, 300), reversal=reversal)
@@ -652,11 +668,17 @@ class Decisions(Section[DecisionsState]):
         if any(d.text == text for d in state.decisions):
             return
         if reversal:
-            words = signals.significant_words(text)
-            standing = [d for d in state.decisions if not d.superseded_by]
-            hit = [d for d in standing if words & signals.significant_words(d.text)]
-            for d in hit or standing[-1:]:
-                d.superseded_by = text
+            # It replaces the standing decisions about what it names as replaced ("instead
+            # of Y", "scrap Y"); naming nothing, those sharing two words with it.
+            named = _REPLACED.findall(text)
+            words = set().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
+            need = 1
+            if not words:
+                words, need = signals.significant_words(text) - _PLAN_WORDS, 2
+            for d in state.decisions:
+                shared = words & signals.significant_words(d.text)
+                if not d.superseded_by and len(shared) >= need:
+                    d.superseded_by = text
         state.decisions.append(Decision(text))
 
     def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
@@ -725,8 +747,8 @@ class Todos(Section[TodosState]):
         if isinstance(event, TodosStated):
             # The tool states the whole list each time: its latest list is the truth.
             state.listed = list(event.todos)
-            listed = {t.text for t in event.todos}
-            state.prose = [p for p in state.prose if p not in listed]
+            # What prose said was still to do before the list is the list's to state now.
+            state.prose = []
             return
         if not isinstance(event, AssistantSaid):
             return
