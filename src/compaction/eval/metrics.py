@@ -11,6 +11,9 @@ Each function here measures one thing, and its docstring gives the exact arithme
     successive            facts kept after k compactions, each after appending the next part
     same_encoding         byte-for-byte determinism of two compactions
     summarizer_use        summarizer calls, tokens and time from receipts
+    last_message_verbatim the input's last message is the output's last, unchanged
+    empty_summaries       summary or marker messages the compaction added that carry nothing
+    budget_used           tokens after / target
 
 Facts are scored only through `compaction.eval.probes.score` on the text of the compacted
 transcript as OpenAI Chat Completions encodes it (`conversation_text`), so the ruler stays the
@@ -24,6 +27,7 @@ import collections
 import itertools
 import json
 import math
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,9 +37,10 @@ from compaction import triggers
 from compaction.compactor import Compactor, Receipt
 from compaction.dialects import ANTHROPIC, OPENAI, get_dialect
 from compaction.dialects.base import Dialect, Violation
+from compaction.eval.datasets import message_text
 from compaction.eval.probes import Fact, Rate, Score, score, text_of_payload
 from compaction.exceptions import CompactionError
-from compaction.messages import Conversation, Message
+from compaction.messages import Conversation, Message, SummaryPart
 
 K = TypeVar("K", bound=str)
 
@@ -47,12 +52,15 @@ __all__ = [
     "SummarizerUse",
     "Survival",
     "Validity",
+    "budget_used",
     "by_key",
     "call_points",
     "compression_ratio",
     "conversation_text",
     "critical_rate",
+    "empty_summaries",
     "encoding_bytes",
+    "last_message_verbatim",
     "mean_ci95",
     "mutated_facts",
     "pooled",
@@ -289,6 +297,68 @@ def encoding_bytes(conversation: Conversation) -> bytes:
 def same_encoding(first: Conversation, second: Conversation) -> bool:
     """Determinism: True when two compactions of the same input encode to the same bytes."""
     return encoding_bytes(first) == encoding_bytes(second)
+
+
+# --- the shape of the output ------------------------------------------------------------------
+
+
+def _visible(message: Message) -> tuple[str, str]:
+    """A message as the model reads it: its role and its text, tool calls and results."""
+    return message.role, message_text(message)
+
+
+def last_message_verbatim(before: Conversation, after: Conversation) -> bool:
+    """True when the output ends with the input's last message, same role and same text
+    (tool calls and results included) as the model reads it."""
+    if not before.messages:
+        return not after.messages
+    if not after.messages:
+        return False
+    return _visible(before.messages[-1]) == _visible(after.messages[-1])
+
+
+_MARKER_LINE = re.compile(r"^\[[^\]]*\]$")
+_TAG_LINE = re.compile(r"^</?[\w-]+(?: [^>]*)?>$")
+_ZERO_CHARS = re.compile(r"→\s*0 chars")
+
+
+def _summary_body(text: str) -> str:
+    """A summary's text without its envelope: marker lines (`[compacted: …]`), tag lines and
+    the sentence that says it is a summary."""
+    kept = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or _MARKER_LINE.match(stripped) or _TAG_LINE.match(stripped):
+            continue
+        folded = stripped.casefold()
+        if "summary" in folded and ("compaction" in folded or "earlier" in folded):
+            continue
+        kept.append(stripped)
+    return "\n".join(kept)
+
+
+def empty_summaries(before: Conversation, after: Conversation) -> int:
+    """Summary or marker messages of `after` that `before` did not have and that say nothing:
+    a marker reporting `→ 0 chars`, or a summary whose body (`_summary_body`) is empty."""
+    seen = {_visible(m) for m in before.messages}
+    count = 0
+    for message in after.messages:
+        if message.role == "tool" or _visible(message) in seen:
+            continue
+        text = _visible(message)[1]
+        is_summary = any(isinstance(p, SummaryPart) for p in message.parts) or (
+            "[compacted" in text
+        )
+        if not is_summary:
+            continue
+        if _ZERO_CHARS.search(text) or not _summary_body(text):
+            count += 1
+    return count
+
+
+def budget_used(tokens_after: int, target_tokens: int) -> float:
+    """tokens_after / target_tokens: 0.95 means the output used 95% of its room."""
+    return tokens_after / max(target_tokens, 1)
 
 
 # --- summarizer use --------------------------------------------------------------------------
