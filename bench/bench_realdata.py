@@ -23,9 +23,11 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from compaction.dialects import ANTHROPIC
 from compaction.eval.benchmark import (
     BASELINES,
     DEFAULT_PIPELINE,
@@ -87,8 +89,21 @@ def swe_sessions() -> tuple[list[EvalSession], str | None]:
     return load_dataset(folder), None
 
 
+#: Families also measured in the Anthropic Messages dialect (their agent speaks it).
+ANTHROPIC_FAMILIES = ("cc-style",)
+
+
 def generated_family_sessions() -> list[EvalSession]:
-    return [s for family in FAMILIES for s in family_sessions(family, FAMILY_SEEDS, FAMILY_TOKENS)]
+    """Every family's sessions (OpenAI chat), and the Claude-Code-style family's again as
+    Anthropic Messages."""
+    sessions = []
+    for family in FAMILIES:
+        for session in family_sessions(family, FAMILY_SEEDS, FAMILY_TOKENS):
+            sessions.append(session)
+            if family in ANTHROPIC_FAMILIES:
+                payload = ANTHROPIC.encode(session.conversation)
+                sessions.append(replace(session, conversation=ANTHROPIC.decode(payload)))
+    return sessions
 
 
 def run_all(
@@ -117,7 +132,8 @@ def _categories(result: Pooled) -> str:
 def table(title: str, pooled: dict[tuple[str, str, str, float], Pooled]) -> str:
     lines = [
         title,
-        f"{'source/dialect':<18} {'pipeline':<16} {'ratio':>5} {'required':>15} {'budget':>6} "
+        f"{'source/dialect':<18} {'pipeline':<16} {'ratio':>5} {'kept':>15} {'critical':>9} "
+        f"{'budget':>6} "
         f"{'last':>7} {'empty':>5} {'stale':>5} {'valid':>7} {'target':>7}  per category",
     ]
     for (source, dialect, pipeline, ratio), r in sorted(
@@ -126,9 +142,11 @@ def table(title: str, pooled: dict[tuple[str, str, str, float], Pooled]) -> str:
     ):
         overall = r.overall
         pct = f"{100 * overall.value:.1f}% {overall.kept}/{overall.total}"
+        critical = f"{r.critical.kept}/{r.critical.total}"
         budget = "-" if r.budget_mean is None else f"{r.budget_mean:.2f}"
         lines.append(
-            f"{source + '/' + dialect:<18} {pipeline:<16} {ratio:>5.0%} {pct:>15} {budget:>6} "
+            f"{source + '/' + dialect:<18} {pipeline:<16} {ratio:>5.0%} {pct:>15} {critical:>9} "
+            f"{budget:>6} "
             f"{r.last_verbatim:>3}/{r.runs:<3} {r.empty_summaries:>5} {r.stale:>5} "
             f"{r.valid:>3}/{r.runs:<3} {r.target_met_due:>3}/{r.target_due:<3}  {_categories(r)}"
         )
@@ -177,6 +195,38 @@ def _rows(
     return rows
 
 
+#: The first measurement of main's default (4301761), before the issue-10 work: every row of
+#: this benchmark then, kept to compare each run with.
+FIRST_MEASUREMENT = REPO / "docs" / "eval" / "first-measurement.json"
+
+
+def first_measurement() -> dict[str, dict[str, Any]]:
+    """Rows of the first measurement by name (empty when the file is absent)."""
+    if not FIRST_MEASUREMENT.is_file():
+        return {}
+    rows = json.loads(FIRST_MEASUREMENT.read_text(encoding="utf-8"))["rows"]
+    return {row["name"]: row for row in rows}
+
+
+def _with_first(rows: list[dict[str, Any]], out: Callable[[str], None]) -> None:
+    first = first_measurement()
+    shown = 0
+    for row in rows:
+        then = first.get(row["name"])
+        if then is None:
+            continue
+        default = then["pipelines"].get(DEFAULT_PIPELINE, {})
+        row["first_measurement"] = {
+            "value": then["value"],
+            "mask+truncate": then["baseline_value"],
+            "default": default,
+        }
+        if not shown:
+            out("-- first measurement (main 4301761) → now, default, required kept:")
+        shown += 1
+        out(f"   {row['name']}: {then['value']}% → {row['value']}%")
+
+
 def report(
     label: str, once: list[RunMeasure], grown: list[RunMeasure], out: Callable[[str], None]
 ) -> list[dict[str, Any]]:
@@ -196,6 +246,7 @@ def report(
         for flag in grown_flags:
             out(f"   {flag}")
         rows += _rows(f"{label} (growing)", grown_pooled, grown_flags)
+    _with_first(rows, out)
     return rows
 
 

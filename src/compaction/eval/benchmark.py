@@ -35,7 +35,7 @@ from compaction.eval.metrics import (
     last_message_verbatim,
     validity,
 )
-from compaction.eval.probes import CATEGORIES, FactCategory, Rate, score
+from compaction.eval.probes import CATEGORIES, REQUIRED_CATEGORIES, FactCategory, Rate, score
 from compaction.eval.sessions import EvalSession
 from compaction.messages import Conversation, Message
 from compaction.tokens import ConversationCounter
@@ -366,6 +366,12 @@ class Pooled:
         return Rate(sum(k for k, _ in self.kept.values()), sum(t for _, t in self.kept.values()))
 
     @property
+    def critical(self) -> Rate:
+        """Required facts of the categories that must survive at 100% (`REQUIRED_CATEGORIES`)."""
+        chosen = [v for c, v in self.kept.items() if c in REQUIRED_CATEGORIES]
+        return Rate(sum(k for k, _ in chosen), sum(t for _, t in chosen))
+
+    @property
     def budget_mean(self) -> float | None:
         return sum(self.budget) / len(self.budget) if self.budget else None
 
@@ -382,6 +388,7 @@ class Pooled:
             "budget_used_mean": None if self.budget_mean is None else round(self.budget_mean, 3),
             "kept": overall.kept,
             "total": overall.total,
+            "critical": f"{self.critical.kept}/{self.critical.total}",
             "by_category": {c: f"{k}/{t}" for c, (k, t) in self.kept.items()},
             "optional_by_category": {c: f"{k}/{t}" for c, (k, t) in self.optional.items()},
         }

@@ -12,12 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from compaction.eval.families._base import ProbeLeakError, Voice
+from compaction.eval.families.claude_code import ClaudeCodeVoice
+from compaction.eval.families.cline import ClineVoice
+from compaction.eval.families.codex import CodexVoice
+from compaction.eval.families.story import tell
 from compaction.eval.sessions import EvalSession
 
-__all__ = ["FAMILIES", "family_sessions"]
+__all__ = ["FAMILIES", "ProbeLeakError", "family_sessions"]
 
+_VOICES: tuple[type[Voice], ...] = (ClaudeCodeVoice, CodexVoice, ClineVoice)
 #: Family name → session writer (seed, target tokens) → EvalSession.
-FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {}
+FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
+    voice.family: (lambda seed, tokens, voice=voice: tell(voice, seed, tokens))  # type: ignore[misc]
+    for voice in _VOICES
+}
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
