@@ -20,7 +20,13 @@ from compaction.eval.benchmark import (
     source_of,
 )
 from compaction.eval.families import family_sessions
-from compaction.eval.metrics import budget_used, empty_summaries, last_message_verbatim
+from compaction.eval.metrics import (
+    budget_used,
+    empty_summaries,
+    last_message_verbatim,
+    restated_stale,
+)
+from compaction.eval.probes import Fact
 from compaction.eval.sessions import EvalSession
 from compaction.messages import Conversation, Message, SummaryPart
 
@@ -64,6 +70,42 @@ def test_empty_summaries_are_markers_of_nothing_and_envelopes_without_a_body() -
     full = Message(role="user", parts=(SummaryPart("[compacted: 3 messages]\n- edited a.py"),))
     assert empty_summaries(before, before.with_messages((full, *before.messages[1:]))) == 0
     assert empty_summaries(before, before) == 0  # what was there before is not added
+
+
+def test_a_stale_value_restated_in_the_compactions_own_words_is_stale_as_current() -> None:
+    fact = Fact(
+        id="ttl", category="changed_value", text="cache TTL is 30 minutes",
+        probe=("cache TTL", "30 minutes"), depth="early", cued=False, critical=True,
+        stale=("10 minutes",),
+    )  # fmt: skip
+    before = chat(
+        ("user", "The cache TTL should be 10 minutes for this deployment."),
+        ("assistant", "ok"),
+        ("user", "Make the cache TTL 30 minutes instead of 10 minutes, please."),
+        ("assistant", "Done."),
+    )
+
+    def summarized(*lines: str) -> Conversation:
+        summary = Message(role="user", parts=(SummaryPart("\n".join(lines)),))
+        return before.with_messages((summary, before.messages[-1]))
+
+    table = summarized("## Values", "- cache TTL: 10 minutes")
+    assert restated_stale([fact], before, table) == [fact]
+    quoted = summarized(
+        "- The cache TTL should be 10 minutes for this deployment.",
+        "- Make the cache TTL 30 minutes instead of 10 minutes, please.",
+    )
+    assert restated_stale([fact], before, quoted) == []
+    current = summarized("- cache TTL: 30 minutes (was 10 minutes)")
+    assert restated_stale([fact], before, current) == []
+    # A later message that shows the current value supersedes what the summary said.
+    superseded = before.with_messages(
+        (
+            Message(role="user", parts=(SummaryPart("- cache TTL: 10 minutes"),)),
+            *before.messages[2:],
+        )
+    )
+    assert restated_stale([fact], before, superseded) == []
 
 
 def test_budget_used_is_tokens_after_over_target() -> None:

@@ -33,6 +33,7 @@ from compaction.eval.metrics import (
     conversation_text,
     empty_summaries,
     last_message_verbatim,
+    restated_stale,
     validity,
 )
 from compaction.eval.probes import CATEGORIES, REQUIRED_CATEGORIES, FactCategory, Rate, score
@@ -235,7 +236,12 @@ def _scored(
         protected_fits=counter.total(_protected(before)) <= target,
         last_verbatim=last_message_verbatim(before, after),
         empty_summaries=empty_summaries(before, after),
-        stale=tuple(f.id for f in marks.stale_as_current),
+        stale=tuple(
+            dict.fromkeys(
+                f.id
+                for f in (*marks.stale_as_current, *restated_stale(session.facts, before, after))
+            )
+        ),
         kept={c: kept[c] for c in CATEGORIES if c in kept},
         optional={c: optional[c] for c in CATEGORIES if c in optional},
         lost=tuple(f"{f.category}: {f.text[:100]}" for f in marks.lost),

@@ -57,6 +57,15 @@ by its own eyes:
   file or no test path at all. A last failure that passed later is kept, not required.
 - the final diff's files: SWE-agent `info.submission`, else the last tool output holding a
   `diff --git` header; new and deleted files by their mode lines.
+- agents that act in text: aider's SEARCH/REPLACE blocks (the file named on the line before
+  the block; an empty SEARCH part writes the file whole) and mini-SWE-agent's command blocks
+  (` ```mswea_bash_command`, or ` ```bash` when the next message answers with its
+  `<returncode>`). Windows paths (`absolutePath` of Cline) are named by their last component.
+- how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
+  seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
+  Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
+  OpenHands `task_tracker`, Cline `task_progress`), the final test status (stale: earlier
+  summaries) and the last message.
 
 Probe strings are exact substrings of the session's message text that survive JSON escaping
 (no quotes, backslashes, control or non-ASCII characters: a command is cut into the pieces

@@ -66,6 +66,7 @@ __all__ = [
     "pooled",
     "rate_dict",
     "replay",
+    "restated_stale",
     "same_encoding",
     "split_points",
     "successive",
@@ -354,6 +355,66 @@ def empty_summaries(before: Conversation, after: Conversation) -> int:
         if _ZERO_CHARS.search(text) or not _summary_body(text):
             count += 1
     return count
+
+
+_BULLET = re.compile(r"^(?:[-*>•]|\d+[.)])\s+")
+_SAFE_PIECES = re.compile(r"[^\"\\\x00-\x1f\x7f-\U0010ffff]{24,}")
+
+
+def _quotes_session(line: str, session_text: str) -> bool:
+    """True when `line` quotes the session: its longest JSON-safe run of 24 or more
+    characters occurs in the session's own text (so the words are the session's, not the
+    compaction's)."""
+    pieces = [p.strip() for p in _SAFE_PIECES.findall(_BULLET.sub("", line.strip()))]
+    pieces = [p.rstrip(".…").strip() for p in pieces if len(p.strip()) >= 24]
+    return bool(pieces) and max(pieces, key=len).casefold() in session_text
+
+
+def restated_stale(facts: Sequence[Fact], before: Conversation, after: Conversation) -> list[Fact]:
+    """Facts whose superseded form the compaction states as current in its own words.
+
+    A line of a message `after` added (a summary, a placeholder) restates a stale form when
+    it holds the fact's subject (its first probe string, for facts with a subject and a
+    value) or nothing of the fact (for one-string facts), a stale form, and not the current
+    form, and does not quote the session (`_quotes_session`): "cache TTL: 10 minutes" under a
+    table of current values, where the user changed it to 30. Quoting the user's earlier
+    sentence is history, not a claim, and is not counted. Complements
+    `probes.Score.stale_as_current`, which sees only presence.
+    """
+    seen = {message_text(m) for m in before.messages}
+    original = "\n".join(seen).casefold()
+    texts = [message_text(m).casefold() for m in after.messages]
+    # Each added message's lines, with the text of everything after it: a later message
+    # that shows the current form supersedes what the summary said.
+    added = [
+        (text.split("\n"), "\n".join(texts[k + 1 :]))
+        for k, (m, text) in enumerate(zip(after.messages, texts, strict=True))
+        if message_text(m) not in seen
+    ]
+    found = []
+    for fact in facts:
+        if not fact.stale:
+            continue
+        probes = [p.casefold() for p in fact.probe]
+        subject = probes[0] if len(probes) > 1 else None
+        stales = [s.casefold() for s in fact.stale]
+        for lines, later in added:
+            if all(p in later for p in probes):
+                continue
+            if any(_restates(line, probes, subject, stales, original) for line in lines):
+                found.append(fact)
+                break
+    return found
+
+
+def _restates(
+    line: str, probes: Sequence[str], subject: str | None, stales: Sequence[str], original: str
+) -> bool:
+    if not any(s in line for s in stales) or all(p in line for p in probes):
+        return False
+    if subject is not None and (subject not in line or any(p in line for p in probes[1:])):
+        return False
+    return not _quotes_session(line, original)
 
 
 def budget_used(tokens_after: int, target_tokens: int) -> float:
