@@ -38,6 +38,8 @@ from compaction.eval.benchmark import (
     compare,
     measure,
     measure_growing,
+    protected_tokens,
+    ratio_label,
     shared_data_dir,
     shortfalls,
 )
@@ -49,6 +51,9 @@ REPO = Path(__file__).resolve().parent.parent
 #: Seeds of the generated families: never read while building the compaction.
 FAMILY_SEEDS = (1000, 1001, 1002, 1003)
 FAMILY_TOKENS = 32_000
+#: Room beyond the protected content (system prompt, task, last message) for the tight
+#: SWE-agent runs: where a digest of ~100 tokens can still name files and commands.
+TIGHT_ROOM = 100
 
 _SHORT = {
     "constraint": "con",
@@ -145,8 +150,8 @@ def table(title: str, pooled: dict[tuple[str, str, str, float], Pooled]) -> str:
         critical = f"{r.critical.kept}/{r.critical.total}"
         budget = "-" if r.budget_mean is None else f"{r.budget_mean:.2f}"
         lines.append(
-            f"{source + '/' + dialect:<18} {pipeline:<16} {ratio:>5.0%} {pct:>15} {critical:>9} "
-            f"{budget:>6} "
+            f"{source + '/' + dialect:<18} {pipeline:<16} {ratio_label(ratio):>5} {pct:>15} "
+            f"{critical:>9} {budget:>6} "
             f"{r.last_verbatim:>3}/{r.runs:<3} {r.empty_summaries:>5} {r.stale:>5} "
             f"{r.valid:>3}/{r.runs:<3} {r.target_met_due:>3}/{r.target_due:<3}  {_categories(r)}"
         )
@@ -163,7 +168,8 @@ def _rows(
         overall = r.overall
         base = pooled.get((source, dialect, "mask+truncate", ratio))
         base_rate = 100 * base.overall.value if base is not None else 0.0
-        mine = [f for f in flags if f.startswith(f"{source}/{dialect} at {ratio:.0%}:")]
+        at = f"at {ratio_label(ratio)}"
+        mine = [f for f in flags if f.startswith(f"{source}/{dialect} {at}:")]
         budget = r.budget_mean
         ok = (
             r.valid == r.runs
@@ -176,7 +182,7 @@ def _rows(
         )
         rows.append(
             {
-                "name": f"{label} {source}/{dialect} at {ratio:.0%}: default, required kept",
+                "name": f"{label} {source}/{dialect} {at}: default, required kept",
                 "value": round(100 * overall.value, 1),
                 "unit": "%",
                 "baseline_name": "mask+truncate, same runs",
@@ -271,6 +277,12 @@ def run(out: Callable[[str], None] = print, only: str | None = None) -> list[dic
         else:
             once, grown = run_all(sessions)
             rows += report("swe-agent", once, grown, out)
+            tight = [
+                measure(s, pipeline, 0.0, target=protected_tokens(s.conversation) + TIGHT_ROOM)
+                for pipeline in PIPELINES
+                for s in sessions
+            ]
+            rows += report(f"swe-agent tight (protected + {TIGHT_ROOM} tokens)", tight, [], out)
     out(f"\nbench_realdata: {time.perf_counter() - started:.1f} s")
     return rows
 

@@ -51,6 +51,8 @@ __all__ = [
     "counter_for",
     "measure",
     "measure_growing",
+    "protected_tokens",
+    "ratio_label",
     "shared_data_dir",
     "shortfalls",
     "source_of",
@@ -250,14 +252,26 @@ def _scored(
     )
 
 
+def protected_tokens(conversation: Conversation) -> int:
+    """Tokens of what every compaction must keep: the system messages, the first user
+    message and the last message."""
+    return counter_for(conversation).total(_protected(conversation))
+
+
 def measure(
-    session: EvalSession, pipeline: str, ratio: float, *, source: str | None = None
+    session: EvalSession,
+    pipeline: str,
+    ratio: float,
+    *,
+    target: int | None = None,
+    source: str | None = None,
 ) -> RunMeasure:
-    """Compact `session` once to ⌊ratio × its tokens⌋ with `pipeline` and measure the run."""
+    """Compact `session` once to ⌊ratio × its tokens⌋ (or to `target` tokens, recorded
+    under `ratio` as given) with `pipeline` and measure the run."""
     conversation = session.conversation
     counter = counter_for(conversation)
     tokens = counter.total(conversation)
-    target = max(int(tokens * ratio), 1)
+    target = max(int(tokens * ratio), 1) if target is None else target
     result = _compactor(pipeline, counter).compact(conversation, target_tokens=target)
     receipt = result.receipt
     return _scored(
@@ -411,6 +425,11 @@ def compare(runs: Iterable[RunMeasure]) -> dict[Key, Pooled]:
     return pooled
 
 
+def ratio_label(ratio: float) -> str:
+    """How a ratio is printed: `15%`, or `tight` for runs with an explicit target (ratio 0)."""
+    return f"{ratio:.0%}" if ratio else "tight"
+
+
 def shortfalls(pooled: Mapping[Key, Pooled], baselines: Sequence[str] = BASELINES) -> list[str]:
     """Every (source, dialect, ratio, category) where the default keeps fewer required facts
     than one of `baselines`, as a line saying by how much."""
@@ -426,7 +445,8 @@ def shortfalls(pooled: Mapping[Key, Pooled], baselines: Sequence[str] = BASELINE
                 ours = result.kept.get(category, [0, total])[0]
                 if ours < theirs:
                     flags.append(
-                        f"{source}/{dialect} at {ratio:.0%}: {category} default {ours}/{total} "
+                        f"{source}/{dialect} at {ratio_label(ratio)}: {category} default "
+                        f"{ours}/{total} "
                         f"< {base} {theirs}/{total}"
                     )
     return flags
