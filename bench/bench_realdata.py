@@ -282,7 +282,8 @@ def run(out: Callable[[str], None] = print, only: str | None = None) -> list[dic
                 for pipeline in PIPELINES
                 for s in sessions
             ]
-            rows += report(f"swe-agent tight (protected + {TIGHT_ROOM} tokens)", tight, [], out)
+            out(f"\n(tight: each target is the protected content + {TIGHT_ROOM} tokens)")
+            rows += report("swe-agent", tight, [], out)
     out(f"\nbench_realdata: {time.perf_counter() - started:.1f} s")
     return rows
 
