@@ -231,3 +231,17 @@ def test_compaction_eval_reads_a_real_session_with_the_state_probes(tmp_path: Pa
     assert session["required_facts"] >= 5
     categories = set(results["strategies"][0]["by_category"])
     assert {"constraint", "test_status", "last_message", "file_modified"} <= categories
+
+
+def test_compaction_eval_reports_last_message_empty_summaries_and_budget_per_run() -> None:
+    from compaction.eval.runner import run_eval
+
+    result = run_eval([family_session()], ["truncate"], target_ratio=0.15, successive_k=1)
+    [run] = result.runs
+    data = run.to_dict()
+    assert data["last_message_verbatim"] is True
+    assert data["empty_summaries"] == 0
+    assert 0.5 < data["budget_used"] <= 1.0
+    summary = result.summaries[0].to_dict()
+    assert summary["last_message_verbatim"] == 1
+    assert summary["budget_used_mean"] == round(run.budget_used, 4)
