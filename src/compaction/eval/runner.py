@@ -5,8 +5,9 @@
 facts kept, stale and mutated values (and stale values the compaction restates in its own
 words), validity for both dialects, compression, budget used, the last message verbatim,
 empty summaries, determinism, time and summarizer use; then replays the session call by
-call with the pipeline in front of every call, and compacts it k times in succession. The `EvalResult` holds every number per
-pipeline × session and per pipeline, and serializes to JSON.
+call with the pipeline in front of every call, and compacts it k times in succession. The
+`EvalResult` holds every number per pipeline × session and per pipeline, and serializes to
+JSON.
 
 Pipelines are named by specs: a strategy kind alone (`truncate`, `mask`, `digest`), a preset
 (`default` = mask → digest → truncate, `summarize` = mask → summarize → truncate, `sequence`
