@@ -10,6 +10,7 @@ supersedes. They are written apart from the compaction strategies and from
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Final
 
 from compaction.eval.families._base import ProbeLeakError, Voice
@@ -24,8 +25,7 @@ __all__ = ["FAMILIES", "ProbeLeakError", "family_sessions"]
 _VOICES: tuple[type[Voice], ...] = (ClaudeCodeVoice, CodexVoice, ClineVoice)
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
-    voice.family: (lambda seed, tokens, voice=voice: tell(voice, seed, tokens))  # type: ignore[misc]
-    for voice in _VOICES
+    voice.family: partial(tell, voice) for voice in _VOICES
 }
 
 

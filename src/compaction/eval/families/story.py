@@ -16,6 +16,7 @@ from compaction.eval.families._base import (
     Session,
     Voice,
     code_file,
+    finish_session,
     hexid,
     listing,
     log_lines,
@@ -144,8 +145,6 @@ def _filler(voice: Voice, rng: random.Random) -> None:
 
 def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
     """A session of about `tokens` tokens in `voice_class`'s voice (see the module docstring)."""
-    from compaction.eval.families._base import finish_session
-
     rng = random.Random(f"{voice_class.family}:{seed}")
     session = Session(rng=rng, system=voice_class.system_prompt)
     voice = voice_class(session)
