@@ -13,7 +13,8 @@ compactions of the growing session. Every category where the default keeps fewer
 
 Data is read from `../shared/data/` beside the repository (or `$COMPACTION_SHARED_DATA`) and
 never copied; without it the real-data part is skipped with a message. Run standalone:
-`python bench/bench_realdata.py [--json OUT] [--only realdata|swe-agent|families]`.
+`python bench/bench_realdata.py [--json OUT] [--only realdata|swe-agent|families]
+[--ratio 0.15 …] [--no-growing]`.
 """
 
 from __future__ import annotations
@@ -256,27 +257,36 @@ def report(
     return rows
 
 
-def run(out: Callable[[str], None] = print, only: str | None = None) -> list[dict[str, Any]]:
+def run(
+    out: Callable[[str], None] = print,
+    only: str | None = None,
+    *,
+    growing: bool = True,
+    ratios: Sequence[float] = RATIOS,
+) -> list[dict[str, Any]]:
+    """Every part of the benchmark (or `only` one), printed through `out`; the rows."""
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
+
+    def part(label: str, sessions: Sequence[EvalSession]) -> None:
+        nonlocal rows
+        once, grown = run_all(sessions, growing=growing, ratios=ratios)
+        rows += report(label, once, grown, out)
+
     if only in (None, "families"):
-        sessions = generated_family_sessions()
-        once, grown = run_all(sessions)
-        rows += report("families", once, grown, out)
+        part("families", generated_family_sessions())
     if only in (None, "realdata"):
         sessions, why = realdata_sessions()
         if why:
             out(f"skipped: {why}")
         else:
-            once, grown = run_all(sessions)
-            rows += report("realdata", once, grown, out)
+            part("realdata", sessions)
     if only in (None, "swe-agent"):
         sessions, why = swe_sessions()
         if why:
             out(f"skipped: {why}")
         else:
-            once, grown = run_all(sessions)
-            rows += report("swe-agent", once, grown, out)
+            part("swe-agent", sessions)
             tight = [
                 measure(s, pipeline, 0.0, target=protected_tokens(s.conversation) + TIGHT_ROOM)
                 for pipeline in PIPELINES
@@ -292,8 +302,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--only", choices=("realdata", "swe-agent", "families"))
+    parser.add_argument(
+        "--ratio", type=float, action="append", help="a target ratio (repeatable; default all)"
+    )
+    parser.add_argument(
+        "--no-growing", action="store_true", help="skip the growing-session replays (faster)"
+    )
     args = parser.parse_args(argv)
-    rows = run(only=args.only)
+    rows = run(only=args.only, growing=not args.no_growing, ratios=args.ratio or RATIOS)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         print(f"written: {args.json}", file=sys.stderr)
