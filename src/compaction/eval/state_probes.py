@@ -12,7 +12,8 @@ once their probe strings are checked against the session's text. The rules:
   escaping. At most 3 a message and 12 a session (evenly spaced when there are more).
 - **error_open** / **error_resolved**: in the outputs of command runs (and tool results
   flagged as errors), the error line (`…Error: …`, `error[E…]: …`, `fatal: …`, `npm ERR!`,
-  `command not found`, `No such file or directory`); the last three distinct ones. An error
+  `command not found`, `No such file or directory`; not a missing recording or the user
+  declining a call); the last three distinct ones. An error
   is resolved when a later run of the same command (or the same tool on the same file)
   showed no error; resolved ones are scored but not required.
 - **todo**: the last to-do list a to-do tool wrote — Claude Code `TodoWrite`
@@ -23,8 +24,9 @@ once their probe strings are checked against the session's text. The rules:
   that list are scored, not required.
 - **test_status** (required): the last test-run summary line in a command's output (pytest's
   `=== … ===`, jest/vitest `Tests:`, cargo `test result:`, mocha `N passing`, unittest
-  `Ran N tests`); probe: its counts (`3 failed, 12 passed`). Earlier, different summaries are
-  its stale forms: shown without the latest, they state a superseded result as current.
+  `Ran N tests`); probe: its counts (`3 failed, 12 passed`). Earlier, different summaries of
+  the same command are its stale forms: shown without the latest, they state a superseded
+  result as current.
 - **last_message** (required): the session's last message; probe: its first and its longest
   JSON-safe pieces.
 
@@ -204,9 +206,19 @@ _EXIT_STATUS = re.compile(
 _LAST_ERRORS = 3
 
 
+#: Results flagged as errors that report no error of the work: a recording without a result,
+#: the user stopping or declining a tool call.
+_NO_ERROR_RESULT = re.compile(
+    r"^\(no result recorded\)$|interrupted by user|doesn't want to proceed|was rejected",
+    re.IGNORECASE,
+)
+
+
 def _error_line(run: ToolRun) -> str | None:
     """The line of `run`'s output that names its error, if the output shows one."""
     output = run.output or ""
+    if _NO_ERROR_RESULT.search(output.strip()[:300]):
+        return None
     lines = [ln.strip() for ln in output.replace("\r", "").split("\n")]
     hits = [ln for ln in lines if _ERROR_LINE.match(ln) and not _NOT_ERROR.match(ln)]
     if hits:
@@ -376,7 +388,11 @@ def test_status_candidates(runs: Sequence[ToolRun]) -> list[Candidate]:
         return []
     probe, run = summaries[-1]
     stale = []
-    for earlier, _ in summaries[:-1]:
+    for earlier, earlier_run in summaries[:-1]:
+        # Only a later run of the same command supersedes a summary; another command may
+        # have run other tests.
+        if _run_key(earlier_run) != _run_key(run):
+            continue
         folded, current = earlier.casefold(), probe.casefold()
         if folded not in current and current not in folded and earlier not in stale:
             stale.append(earlier)
