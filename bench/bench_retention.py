@@ -16,24 +16,25 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from compaction import CompactionConfig, Compactor, Strategy
+from compaction import CompactionConfig, Compactor
 from compaction.dialects import OPENAI
 from compaction.eval import REQUIRED_CATEGORIES, generate_session, score, text_of_payload
-from compaction.strategies import DigestStrategy, MaskStrategy, TruncateStrategy
 
 # Seeds 0-3 were read while building the digest; the benchmark scores held-out seeds only.
 SEEDS = tuple(range(100, 124))
 TARGET_RATIO = 0.15
 SESSION_TOKENS = 25_000
-PIPELINES: dict[str, tuple[Strategy, ...]] = {
-    "default (mask,digest,truncate)": (MaskStrategy(), DigestStrategy(), TruncateStrategy()),
-    "digest,truncate": (DigestStrategy(), TruncateStrategy()),
-    "mask,truncate": (MaskStrategy(), TruncateStrategy()),
-    "truncate": (TruncateStrategy(),),
+#: Pipelines by strategy kind, built through the configuration like a user would.
+PIPELINES: dict[str, tuple[str, ...]] = {
+    "default (mask,digest,truncate)": ("mask", "digest", "truncate"),
+    "digest,truncate": ("digest", "truncate"),
+    "mask,truncate": ("mask", "truncate"),
+    "truncate": ("truncate",),
 }
 
 
-def evaluate(strategies: tuple[Strategy, ...]) -> dict[str, Any]:
+def evaluate(kinds: tuple[str, ...]) -> dict[str, Any]:
+    strategies = [{"kind": kind} for kind in kinds]
     kept: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     overall = [0, 0]
     ratios = []
@@ -44,7 +45,8 @@ def evaluate(strategies: tuple[Strategy, ...]) -> dict[str, Any]:
         cued = 0.5 if seed % 2 == 0 else 0.0
         session = generate_session(seed, target_tokens=SESSION_TOKENS, cued_fraction=cued)
         conversation = OPENAI.decode(session.payload)
-        compactor = Compactor(CompactionConfig(strategies=strategies, tokenizer_model="gpt-4o"))
+        config = {"strategies": strategies, "tokenizer_model": "gpt-4o"}
+        compactor = Compactor(CompactionConfig.from_dict(config))
         tokens = compactor.count(conversation)
         result = compactor.compact(conversation, max_tokens=int(tokens * TARGET_RATIO))
         met += result.receipt.target_met

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from compaction.dialects import ANTHROPIC, OPENAI
 from compaction.eval import CATEGORIES, Fact, text_of_payload
 from compaction.eval.datasets import extract_probes, load_dataset, parse_facts, session_text
 from compaction.eval.sessions import EvalSession
+from compaction.eval.state_probes import ID_PREFIXES
 from compaction.exceptions import DecodeError, InputError
 from compaction.messages import Conversation, Message, TextPart, ToolCallPart, ToolResultPart
 
@@ -158,9 +160,16 @@ def conversation(*messages: Message) -> Conversation:
     )
 
 
-def by_category(facts: list[Fact] | tuple[Fact, ...]) -> dict[str, list[tuple[str, ...]]]:
+def action_facts(facts: Iterable[Fact]) -> list[Fact]:
+    """The facts of the action rules (files, commands, failing tests, the final diff); the
+    state rules' facts are tested in test_eval_state_probes.py."""
+    return [f for f in facts if not f.id.startswith(ID_PREFIXES)]
+
+
+def by_category(facts: Iterable[Fact]) -> dict[str, list[tuple[str, ...]]]:
+    """The action rules' facts' probes by category."""
     out: dict[str, list[tuple[str, ...]]] = {}
-    for fact in facts:
+    for fact in action_facts(facts):
         out.setdefault(fact.category, []).append(fact.probe)
     return out
 
@@ -650,7 +659,7 @@ def test_depth_follows_the_first_evidence_by_characters() -> None:
         call("c3", "bash", command="make third"),
         result("c3", pad),
     )
-    assert [(f.probe, f.depth) for f in extract_probes(conv)] == [
+    assert [(f.probe, f.depth) for f in action_facts(extract_probes(conv))] == [
         (("make first",), "early"),
         (("make second",), "middle"),
         (("make third",), "late"),
@@ -659,7 +668,7 @@ def test_depth_follows_the_first_evidence_by_characters() -> None:
 
 def test_extraction_is_deterministic_and_ignores_plain_chat() -> None:
     chat = conversation(Message.text_message("assistant", "I would edit main.py and run tests."))
-    assert extract_probes(chat) == []
+    assert action_facts(extract_probes(chat)) == []
     conv = conversation(call("c1", "bash", command="sed -i 's/a/b/' m.py"), result("c1", ""))
     assert extract_probes(conv) == extract_probes(conv)
 
@@ -757,7 +766,7 @@ def test_function_calling_edit_acts_on_the_open_file() -> None:
 def test_real_trajectories_report_failing_tests_only_where_a_test_failed() -> None:
     for session in real_sessions().values():
         text = session_text(session.conversation)
-        for fact in session.facts:
+        for fact in action_facts(session.facts):
             if fact.category in ("error_open", "error_resolved"):
                 assert f"FAILED {fact.probe[0]}" in text or f"FAIL: {fact.probe[0]}" in text
 
@@ -787,7 +796,7 @@ def test_a_real_trajectory_with_a_pytest_run_appended_reports_the_failing_test(
 
 @needs_data
 def test_real_dataset_counts_are_stable() -> None:
-    counts = Counter(f.category for s in real_sessions().values() for f in s.facts)
+    counts = Counter(f.category for s in real_sessions().values() for f in action_facts(s.facts))
     assert counts == {"command": 75, "file_modified": 13, "file_created": 10, "file_deleted": 9}
 
 

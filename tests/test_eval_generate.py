@@ -233,7 +233,8 @@ def test_sessions_have_parallel_calls_mid_session_users_and_realistic_outputs() 
 def test_default_session_plants_every_category_in_the_base_counts() -> None:
     counts = Counter(f.category for f in session(0).facts)
     assert counts == Counter(BASE_FACT_COUNTS)
-    assert set(counts) == set(CATEGORIES)
+    # The final test status and the last message are read off real sessions, not planted.
+    assert set(counts) == set(CATEGORIES) - {"test_status", "last_message"}
 
 
 @pytest.mark.parametrize("seed", range(4))

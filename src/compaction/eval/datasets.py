@@ -57,6 +57,15 @@ by its own eyes:
   file or no test path at all. A last failure that passed later is kept, not required.
 - the final diff's files: SWE-agent `info.submission`, else the last tool output holding a
   `diff --git` header; new and deleted files by their mode lines.
+- agents that act in text: aider's SEARCH/REPLACE blocks (the file named on the line before
+  the block; an empty SEARCH part writes the file whole) and mini-SWE-agent's command blocks
+  (` ```mswea_bash_command`, or ` ```bash` when the next message answers with its
+  `<returncode>`). Windows paths (`absolutePath` of Cline) are named by their last component.
+- how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
+  seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
+  Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
+  OpenHands `task_tracker`, Cline `task_progress`), the final test status (stale: earlier
+  summaries) and the last message.
 
 Probe strings are exact substrings of the session's message text that survive JSON escaping
 (no quotes, backslashes, control or non-ASCII characters: a command is cut into the pieces
@@ -88,6 +97,7 @@ from compaction.eval.probes import (
     FactCategory,
 )
 from compaction.eval.sessions import EvalSession
+from compaction.eval.state_probes import Candidate, ToolRun, state_candidates
 from compaction.exceptions import DecodeError, InputError
 from compaction.messages import (
     Conversation,
@@ -544,7 +554,17 @@ _SWE_AGENT_COMMANDS = frozenset(
 #: Editing commands that name no file act on the one the environment reports open.
 _EDIT_OPEN_FILE = frozenset({"edit", "insert", "append"})
 #: Argument keys that name the file a tool acts on.
-_PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
+_PATH_KEYS = (
+    "path",
+    "file_path",
+    "filepath",
+    "filename",
+    "file",
+    "target_file",
+    "notebook_path",
+    "absolutePath",
+    "absolute_path",
+)
 #: Editor-style tools (`str_replace_editor`, Anthropic's text editor) name the operation in a
 #: `command` argument.
 _EDITOR_COMMANDS: Mapping[str, _FileOp] = {
@@ -629,9 +649,9 @@ def _actions(conversation: Conversation) -> list[_Action]:
                 actions.append(
                     _Action(i, call.name, arguments, "", output, index, error, open_file, cwd)
                 )
-            action = _traj_action(message)
+            following = messages[i + 1] if i + 1 < len(messages) else None
+            action = _traj_action(message) or _text_action(message, following)
             if not calls and action is not None:
-                following = messages[i + 1] if i + 1 < len(messages) else None
                 observed = following is not None and following.role in ("user", "tool")
                 output = message_text(following) if observed and following else None
                 index_out = i + 1 if observed else None
@@ -652,6 +672,46 @@ def _actions(conversation: Conversation) -> list[_Action]:
     return actions
 
 
+_MINI_ACTION = re.compile(r"```(mswea_bash_command|bash|sh)[ \t]*\n(.*?)\n```", re.DOTALL)
+
+
+def _text_action(message: Message, following: Message | None) -> str | None:
+    """A mini-SWE-agent action: the command block of an assistant message that the next
+    message answers with its `<returncode>` (a ```bash block nobody ran is only a suggestion)."""
+    text = message_text(message)
+    observed = following is not None and message_text(following).lstrip().startswith("<returncode>")
+    for found in _MINI_ACTION.finditer(text):
+        if found.group(1) == "mswea_bash_command" or observed:
+            command = found.group(2).strip()
+            return command or None
+    return None
+
+
+_SEARCH = "<<<<<<< SEARCH"
+_DIVIDER = "======="
+_FENCE_LINE = re.compile(r"^```[\w+-]*$")
+
+
+def _search_replace_edits(text: str) -> list[tuple[str, _FileOp]]:
+    """Files an aider-style reply edits with SEARCH/REPLACE blocks: the file name stands on the
+    line before the block's fence (or right before `<<<<<<< SEARCH`); an empty SEARCH part
+    writes the file whole."""
+    lines = [ln.strip() for ln in text.replace("\r", "").split("\n")]
+    edits: list[tuple[str, _FileOp]] = []
+    for k, line in enumerate(lines):
+        if line != _SEARCH:
+            continue
+        j = k - 1
+        if j >= 0 and _FENCE_LINE.match(lines[j]):
+            j -= 1
+        name = lines[j].strip("`*: ") if j >= 0 else ""
+        if not name or " " in name or name.startswith("```"):
+            continue
+        empty = k + 1 < len(lines) and lines[k + 1] == _DIVIDER
+        edits.append((name, "written" if empty else "modified"))
+    return edits
+
+
 def _traj_action(message: Message) -> str | None:
     fields = message.provider_data.get("traj.fields")
     if isinstance(fields, Mapping):
@@ -668,6 +728,10 @@ def _name_words(name: str) -> set[str]:
 
 def _normalize_path(raw: str, cwd: str | None) -> str | None:
     path = raw.strip().strip("'\"`")
+    if "\\" in path:
+        # A Windows path: its backslashes change under JSON escaping, so the file is named
+        # by its last component, the part a probe can find either way.
+        path = path.rsplit("\\", 1)[-1]
     if path.startswith("./"):
         path = path[2:]
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
@@ -1133,6 +1197,14 @@ def extract_probes(conversation: Conversation) -> list[Fact]:
                 named.add(normalized)
         if action.output:
             shown.append(action.output.casefold())
+    for index, message in enumerate(messages):
+        if message.role != "assistant" or message.tool_calls or _SEARCH not in texts[index]:
+            continue
+        for raw, op in _search_replace_edits(texts[index]):
+            path = _normalize_path(raw, None)
+            if path is not None:
+                known = path in named or any(path.casefold() in t for t in folded[:index])
+                _apply(records, path, op, index, op == "written" and known)
 
     diff = _final_diff(conversation, actions)
     if diff is not None:
@@ -1146,7 +1218,7 @@ def extract_probes(conversation: Conversation) -> list[Fact]:
             record.state = state
             record.in_diff = True
 
-    candidates: list[tuple[FactCategory, str, tuple[str, ...], list[int], bool]] = []
+    candidates: list[Candidate] = []
     for path, record in records.items():
         note = ""
         if record.state == "deleted" and record.created_here:
@@ -1154,9 +1226,8 @@ def extract_probes(conversation: Conversation) -> list[Fact]:
         if record.in_diff:
             note += "; the final diff includes it"
         category = cast(FactCategory, f"file_{record.state}")
-        candidates.append(
-            (category, f"The agent {record.state} {path}{note}.", (path,), record.where, True)
-        )
+        text = f"The agent {record.state} {path}{note}."
+        candidates.append(Candidate(category, text, (path,), tuple(record.where), True))
 
     commands: dict[tuple[str, ...], list[int]] = {}
     first_lines: dict[tuple[str, ...], str] = {}
@@ -1169,23 +1240,28 @@ def extract_probes(conversation: Conversation) -> list[Fact]:
             continue
         commands.setdefault(pieces, []).append(action.index)
         first_lines.setdefault(pieces, command.strip().split("\n", 1)[0])
-    for pieces, where in commands.items():
+    for pieces, ran_at in commands.items():
         text = f"The agent ran `{first_lines[pieces]}`."
-        candidates.append(("command", text, pieces, where, True))
+        candidates.append(Candidate("command", text, pieces, tuple(ran_at), True))
 
     tests = _test_runs(actions)
     if tests.failing:
         last = max(tests.failing, key=tests.failing.__getitem__)
         text = f"The test {last} is failing and has not passed since."
-        candidates.append(("error_open", text, (last,), tests.where[last], True))
+        candidates.append(Candidate("error_open", text, (last,), tuple(tests.where[last]), True))
     elif tests.resolved:
         last = max(tests.resolved, key=tests.resolved.__getitem__)
         text = f"The test {last} failed, then passed again."
-        candidates.append(("error_resolved", text, (last,), tests.where[last], False))
+        fixed_at = tuple(tests.where[last])
+        candidates.append(Candidate("error_resolved", text, (last,), fixed_at, False))
+    candidates.extend(state_candidates(messages, texts, [_tool_run(a) for a in actions]))
 
     facts: list[Fact] = []
     counters: dict[str, int] = {}
-    for category, text, probe, where, required in candidates:
+    probed: set[tuple[str, ...]] = set()
+    for candidate in candidates:
+        category, probe, where = candidate.category, candidate.probe, candidate.where
+        required = candidate.required
         if not probe or not all(_is_safe(p) for p in probe):
             continue  # a path or test id that JSON escaping would change
         needles = [p.casefold() for p in probe]
@@ -1193,20 +1269,38 @@ def extract_probes(conversation: Conversation) -> list[Fact]:
             continue  # the session never shows it in a form a probe can find
         if all(n in pinned for n in needles):
             continue  # already in a system message, which no strategy drops
-        prefix = category.split("_", 1)[0]
+        if tuple(needles) in probed:
+            continue  # one fact per probe: an error line that is also a failing test's id
+        probed.add(tuple(needles))
+        prefix = candidate.id_prefix or category.split("_", 1)[0]
         counters[prefix] = counters.get(prefix, 0) + 1
-        first = min(where)
+        first = min(where) if where else len(messages) - 1
         facts.append(
             Fact(
                 id=f"{prefix}-{counters[prefix]}",
                 category=category,
-                text=text,
+                text=candidate.text,
                 probe=probe,
                 depth=_depth_of(sizes, first),
                 cued=False,
                 critical=required and category in REQUIRED_CATEGORIES,
                 required=required,
+                stale=tuple(s for s in candidate.stale if _is_safe(s)),
                 planted_in=tuple(sorted(set(where))),
             )
         )
     return facts
+
+
+def _tool_run(action: _Action) -> ToolRun:
+    mentioned = _named_path(action)
+    return ToolRun(
+        index=action.index,
+        name=action.name,
+        arguments=action.arguments,
+        command=action.command,
+        output=action.output,
+        output_index=action.output_index,
+        output_error=action.output_error,
+        path=_normalize_path(mentioned, action.cwd) if mentioned else None,
+    )

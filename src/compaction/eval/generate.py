@@ -81,6 +81,9 @@ BASE_FACT_COUNTS: dict[FactCategory, int] = {
     "identifier": 4,
 }
 _BASE_TOKENS = 25_000
+#: The categories this generator plants, in the ruler's order (the final test status and the
+#: last message are read off real sessions and the families, not planted here).
+_PLANTED = tuple(c for c in CATEGORIES if c in BASE_FACT_COUNTS)
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -827,7 +830,7 @@ class _Plan:
             "identifier": 12,
         }
         self.counts = {
-            c: max(1, min(capacity[c], round(BASE_FACT_COUNTS[c] * scale))) for c in CATEGORIES
+            c: max(1, min(capacity[c], round(BASE_FACT_COUNTS[c] * scale))) for c in _PLANTED
         }
         self.identifier_kinds = self._identifier_kinds(self.counts["identifier"])
         self.cues = self._cue_flags(cued_fraction)
@@ -855,9 +858,9 @@ class _Plan:
         n_cueable = sum(cueable.values())
         total = min(n_cueable, round(fraction * sum(self.counts.values())))
         share = total / n_cueable if n_cueable else 0.0
-        quota = {c: int(share * cueable[c]) for c in CATEGORIES}
+        quota = {c: int(share * cueable[c]) for c in _PLANTED}
         by_remainder = sorted(
-            CATEGORIES, key=lambda c: (-(share * cueable[c] - quota[c]), self.rng.random())
+            _PLANTED, key=lambda c: (-(share * cueable[c] - quota[c]), self.rng.random())
         )
         for c in by_remainder:
             if sum(quota.values()) >= total:
@@ -865,7 +868,7 @@ class _Plan:
             if quota[c] < cueable[c]:
                 quota[c] += 1
         flags: dict[FactCategory, list[bool]] = {}
-        for c in CATEGORIES:
+        for c in _PLANTED:
             flags[c] = [True] * quota[c] + [False] * (cueable[c] - quota[c])
             self.rng.shuffle(flags[c])
         return flags

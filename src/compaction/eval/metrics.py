@@ -11,6 +11,9 @@ Each function here measures one thing, and its docstring gives the exact arithme
     successive            facts kept after k compactions, each after appending the next part
     same_encoding         byte-for-byte determinism of two compactions
     summarizer_use        summarizer calls, tokens and time from receipts
+    last_message_verbatim the input's last message is the output's last, unchanged
+    empty_summaries       summary or marker messages the compaction added that carry nothing
+    budget_used           tokens after / target
 
 Facts are scored only through `compaction.eval.probes.score` on the text of the compacted
 transcript as OpenAI Chat Completions encodes it (`conversation_text`), so the ruler stays the
@@ -24,6 +27,7 @@ import collections
 import itertools
 import json
 import math
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,9 +37,10 @@ from compaction import triggers
 from compaction.compactor import Compactor, Receipt
 from compaction.dialects import ANTHROPIC, OPENAI, get_dialect
 from compaction.dialects.base import Dialect, Violation
+from compaction.eval.datasets import message_text
 from compaction.eval.probes import Fact, Rate, Score, score, text_of_payload
 from compaction.exceptions import CompactionError
-from compaction.messages import Conversation, Message
+from compaction.messages import Conversation, Message, SummaryPart
 
 K = TypeVar("K", bound=str)
 
@@ -47,17 +52,21 @@ __all__ = [
     "SummarizerUse",
     "Survival",
     "Validity",
+    "budget_used",
     "by_key",
     "call_points",
     "compression_ratio",
     "conversation_text",
     "critical_rate",
+    "empty_summaries",
     "encoding_bytes",
+    "last_message_verbatim",
     "mean_ci95",
     "mutated_facts",
     "pooled",
     "rate_dict",
     "replay",
+    "restated_stale",
     "same_encoding",
     "split_points",
     "successive",
@@ -289,6 +298,128 @@ def encoding_bytes(conversation: Conversation) -> bytes:
 def same_encoding(first: Conversation, second: Conversation) -> bool:
     """Determinism: True when two compactions of the same input encode to the same bytes."""
     return encoding_bytes(first) == encoding_bytes(second)
+
+
+# --- the shape of the output ------------------------------------------------------------------
+
+
+def _visible(message: Message) -> tuple[str, str]:
+    """A message as the model reads it: its role and its text, tool calls and results."""
+    return message.role, message_text(message)
+
+
+def last_message_verbatim(before: Conversation, after: Conversation) -> bool:
+    """True when the output ends with the input's last message, same role and same text
+    (tool calls and results included) as the model reads it."""
+    if not before.messages:
+        return not after.messages
+    if not after.messages:
+        return False
+    return _visible(before.messages[-1]) == _visible(after.messages[-1])
+
+
+_MARKER_LINE = re.compile(r"^\[[^\]]*\]$")
+_TAG_LINE = re.compile(r"^</?[\w-]+(?: [^>]*)?>$")
+_ZERO_CHARS = re.compile(r"→\s*0 chars")
+
+
+def _summary_body(text: str) -> str:
+    """A summary's text without its envelope: marker lines (`[compacted: …]`), tag lines and
+    the sentence that says it is a summary."""
+    kept = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or _MARKER_LINE.match(stripped) or _TAG_LINE.match(stripped):
+            continue
+        folded = stripped.casefold()
+        if "summary" in folded and ("compaction" in folded or "earlier" in folded):
+            continue
+        kept.append(stripped)
+    return "\n".join(kept)
+
+
+def empty_summaries(before: Conversation, after: Conversation) -> int:
+    """Summary or marker messages of `after` that `before` did not have and that say nothing:
+    a marker reporting `→ 0 chars`, or a summary whose body (`_summary_body`) is empty."""
+    seen = {_visible(m) for m in before.messages}
+    count = 0
+    for message in after.messages:
+        if message.role == "tool" or _visible(message) in seen:
+            continue
+        text = _visible(message)[1]
+        is_summary = any(isinstance(p, SummaryPart) for p in message.parts) or (
+            "[compacted" in text
+        )
+        if not is_summary:
+            continue
+        if _ZERO_CHARS.search(text) or not _summary_body(text):
+            count += 1
+    return count
+
+
+_BULLET = re.compile(r"^(?:[-*>•]|\d+[.)])\s+")
+_SAFE_PIECES = re.compile(r"[^\"\\\x00-\x1f\x7f-\U0010ffff]{24,}")
+
+
+def _quotes_session(line: str, session_text: str) -> bool:
+    """True when `line` quotes the session: its longest JSON-safe run of 24 or more
+    characters occurs in the session's own text (so the words are the session's, not the
+    compaction's)."""
+    pieces = [p.strip() for p in _SAFE_PIECES.findall(_BULLET.sub("", line.strip()))]
+    pieces = [p.rstrip(".…").strip() for p in pieces if len(p.strip()) >= 24]
+    return bool(pieces) and max(pieces, key=len).casefold() in session_text
+
+
+def restated_stale(facts: Sequence[Fact], before: Conversation, after: Conversation) -> list[Fact]:
+    """Facts whose superseded form the compaction states as current in its own words.
+
+    A line of a message `after` added (a summary, a placeholder) restates a stale form when
+    it holds the fact's subject (its first probe string, for facts with a subject and a
+    value) or nothing of the fact (for one-string facts), a stale form, and not the current
+    form, and does not quote the session (`_quotes_session`): "cache TTL: 10 minutes" under a
+    table of current values, where the user changed it to 30. Quoting the user's earlier
+    sentence is history, not a claim, and is not counted. Complements
+    `probes.Score.stale_as_current`, which sees only presence.
+    """
+    seen = {message_text(m) for m in before.messages}
+    original = "\n".join(seen).casefold()
+    texts = [message_text(m).casefold() for m in after.messages]
+    # Each added message's lines, with the text of everything after it: a later message
+    # that shows the current form supersedes what the summary said.
+    added = [
+        (text.split("\n"), "\n".join(texts[k + 1 :]))
+        for k, (m, text) in enumerate(zip(after.messages, texts, strict=True))
+        if message_text(m) not in seen
+    ]
+    found = []
+    for fact in facts:
+        if not fact.stale:
+            continue
+        probes = [p.casefold() for p in fact.probe]
+        subject = probes[0] if len(probes) > 1 else None
+        stales = [s.casefold() for s in fact.stale]
+        for lines, later in added:
+            if all(p in later for p in probes):
+                continue
+            if any(_restates(line, probes, subject, stales, original) for line in lines):
+                found.append(fact)
+                break
+    return found
+
+
+def _restates(
+    line: str, probes: Sequence[str], subject: str | None, stales: Sequence[str], original: str
+) -> bool:
+    if not any(s in line for s in stales) or all(p in line for p in probes):
+        return False
+    if subject is not None and (subject not in line or any(p in line for p in probes[1:])):
+        return False
+    return not _quotes_session(line, original)
+
+
+def budget_used(tokens_after: int, target_tokens: int) -> float:
+    """tokens_after / target_tokens: 0.95 means the output used 95% of its room."""
+    return tokens_after / max(target_tokens, 1)
 
 
 # --- summarizer use --------------------------------------------------------------------------

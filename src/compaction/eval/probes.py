@@ -29,6 +29,8 @@ FactCategory: TypeAlias = Literal[
     "todo",
     "changed_value",
     "identifier",
+    "test_status",
+    "last_message",
 ]
 Depth: TypeAlias = Literal["early", "middle", "late"]
 K = TypeVar("K", bound=str)
@@ -46,12 +48,23 @@ CATEGORIES: tuple[FactCategory, ...] = (
     "todo",
     "changed_value",
     "identifier",
+    "test_status",
+    "last_message",
 )
 DEPTHS: tuple[Depth, ...] = ("early", "middle", "late")
 
 #: Categories the retention benchmark requires at 100%: losing any of these breaks the work.
 REQUIRED_CATEGORIES: frozenset[FactCategory] = frozenset(
-    {"constraint", "file_modified", "decision", "todo", "error_open", "changed_value"}
+    {
+        "constraint",
+        "file_modified",
+        "decision",
+        "todo",
+        "error_open",
+        "changed_value",
+        "test_status",
+        "last_message",
+    }
 )
 
 #: Words that flag a fact explicitly. A "cued" fact is planted with one of them.

@@ -90,6 +90,8 @@ QUESTION_TEMPLATES: Mapping[FactCategory, str] = {
     "the current value of each?",
     "identifier": "Which identifiers came up (ticket keys, request, trace, account or other "
     "ids)? Quote each one.",
+    "test_status": "What did the latest test run report? Quote its summary line.",
+    "last_message": "What does the last message of the session say? Quote it.",
 }
 #: Sharper questions for facts that name their own topic: a changed value whose probe has
 #: more than one string is read as (setting, value …) — "page size", "25 items per page" —

@@ -68,6 +68,8 @@ CATEGORY_NAMES = {
     "todo": "open to-dos",
     "changed_value": "changed values",
     "identifier": "identifiers",
+    "test_status": "final test status",
+    "last_message": "the last message",
 }
 
 

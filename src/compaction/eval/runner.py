@@ -2,10 +2,12 @@
 
 `run_eval(sessions, ["truncate", "default", …], target_ratio=0.15)` compacts each session to
 `target_ratio` of its tokens with each pipeline and measures it (`compaction.eval.metrics`):
-facts kept, stale and mutated values, validity for both dialects, compression, determinism,
-time and summarizer use; then replays the session call by call with the pipeline in front of
-every call, and compacts it k times in succession. The `EvalResult` holds every number per
-pipeline × session and per pipeline, and serializes to JSON.
+facts kept, stale and mutated values (and stale values the compaction restates in its own
+words), validity for both dialects, compression, budget used, the last message verbatim,
+empty summaries, determinism, time and summarizer use; then replays the session call by
+call with the pipeline in front of every call, and compacts it k times in succession. The
+`EvalResult` holds every number per pipeline × session and per pipeline, and serializes to
+JSON.
 
 Pipelines are named by specs: a strategy kind alone (`truncate`, `mask`, `digest`), a preset
 (`default` = mask → digest → truncate, `summarize` = mask → summarize → truncate, `sequence`
@@ -42,13 +44,17 @@ from compaction.eval.metrics import (
     SummarizerUse,
     Survival,
     Validity,
+    budget_used,
     by_key,
     compression_ratio,
     conversation_text,
+    empty_summaries,
+    last_message_verbatim,
     mean_ci95,
     pooled,
     rate_dict,
     replay,
+    restated_stale,
     same_encoding,
     successive,
     summarizer_use,
@@ -263,12 +269,19 @@ class RunResult:
     successive: Successive
     replicates: tuple[Rate, ...]
     errors: tuple[str, ...] = ()
+    last_message_verbatim: bool = True
+    empty_summaries: int = 0
+    stale_restated: tuple[str, ...] = ()
     qa: QAResult | None = None
     judged: JudgeResult | None = None
 
     @property
     def compression(self) -> float:
         return compression_ratio(self.tokens_before, self.tokens_after)
+
+    @property
+    def budget_used(self) -> float:
+        return budget_used(self.tokens_after, self.target_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -280,6 +293,10 @@ class RunResult:
             "messages_before": self.messages_before,
             "messages_after": self.messages_after,
             "compression": self.compression,
+            "budget_used": round(self.budget_used, 4),
+            "last_message_verbatim": self.last_message_verbatim,
+            "empty_summaries": self.empty_summaries,
+            "stale_restated": list(self.stale_restated),
             "status": self.status,
             "target_met": self.target_met,
             "survival": self.survival.to_dict(),
@@ -408,6 +425,22 @@ class StrategySummary:
     @property
     def mutated(self) -> int:
         return sum(len(r.survival.mutated) for r in self.runs)
+
+    @property
+    def last_message_verbatim(self) -> int:
+        return sum(r.last_message_verbatim for r in self.runs)
+
+    @property
+    def empty_summaries(self) -> int:
+        return sum(r.empty_summaries for r in self.runs)
+
+    @property
+    def stale_restated(self) -> int:
+        return sum(len(r.stale_restated) for r in self.runs)
+
+    @property
+    def budget_used_mean(self) -> float:
+        return statistics.fmean(r.budget_used for r in self.runs)
 
     @property
     def compression_median(self) -> float:
@@ -573,7 +606,11 @@ class StrategySummary:
             "by_depth": {k: rate_dict(v) for k, v in self.by_depth.items()},
             "optional_by_category": {k: rate_dict(v) for k, v in self.optional_by_category.items()},
             "stale_as_current": self.stale_as_current,
+            "stale_restated": self.stale_restated,
             "mutated": self.mutated,
+            "last_message_verbatim": self.last_message_verbatim,
+            "empty_summaries": self.empty_summaries,
+            "budget_used_mean": round(self.budget_used_mean, 4),
             "compression_median": self.compression_median,
             "compression_min": min(r.compression for r in self.runs),
             "compression_max": max(r.compression for r in self.runs),
@@ -901,6 +938,11 @@ def _run_one(
         ),
         replicates=tuple(s.overall for s in scored[:replicates]),
         errors=tuple(e for step in receipt.steps for e in step.errors),
+        last_message_verbatim=last_message_verbatim(conversation, first.conversation),
+        empty_summaries=empty_summaries(conversation, first.conversation),
+        stale_restated=tuple(
+            f.id for f in restated_stale(session.facts, conversation, first.conversation)
+        ),
         qa=qa,
         judged=judged,
     )

@@ -1,0 +1,35 @@
+"""Generated session families with tool vocabularies and phrasings of their own.
+
+Each family writes long coding-agent sessions in one agent's shape (its tool names, argument
+names, result formats and the way its user and assistant talk) and plants facts in them in
+the `compaction.eval.probes.Fact` format, with stale forms for what the session later
+supersedes. They are written apart from the compaction strategies and from
+`compaction.eval.generate`, and must never import either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Final
+
+from compaction.eval.families._base import ProbeLeakError, Voice
+from compaction.eval.families.claude_code import ClaudeCodeVoice
+from compaction.eval.families.cline import ClineVoice
+from compaction.eval.families.codex import CodexVoice
+from compaction.eval.families.story import tell
+from compaction.eval.sessions import EvalSession
+
+__all__ = ["FAMILIES", "ProbeLeakError", "family_sessions"]
+
+_VOICES: tuple[type[Voice], ...] = (ClaudeCodeVoice, CodexVoice, ClineVoice)
+#: Family name → session writer (seed, target tokens) → EvalSession.
+FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
+    voice.family: partial(tell, voice) for voice in _VOICES
+}
+
+
+def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
+    """Sessions of family `name`, one per seed, each about `tokens` tokens."""
+    writer = FAMILIES[name]
+    return [writer(seed, tokens) for seed in seeds]

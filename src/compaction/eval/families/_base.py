@@ -1,0 +1,353 @@
+"""What every family shares: a session being written, the facts planted in it, filler.
+
+A family is a `Voice` — how one agent's tools look (names, argument names, result formats)
+and how its user and assistant talk — driven through one `story`: a task with files read,
+edited, created and deleted, commands, a to-do list whose items get done, an error hit and
+fixed and one still open, test runs whose result changes, values the user sets and then
+changes ("make it 30 minutes instead of 10 minutes"), a plan the assistant reverses ("scrap
+X … switching to Y"), a question the assistant answers with a value ("It is dd72245"), and a
+last message. Facts are stated without cue words. Between the events, filler the agent reads
+(source files, logs, listings) brings the session to its size.
+
+Facts are checked as the ruler checks them (`compaction.eval.probes`): every probe string must
+occur in the session, and no probe or stale string may occur in filler.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from compaction.dialects import OPENAI
+from compaction.eval.probes import REQUIRED_CATEGORIES, Depth, Fact, FactCategory, text_of_message
+from compaction.eval.sessions import EvalSession
+
+#: Characters per token of the filler and events (code, logs, prose), measured with
+#: cl100k_base on these families' sessions.
+CHARS_PER_TOKEN = 3.4
+
+
+class ProbeLeakError(AssertionError):
+    """A probe or stale string showed up where it was not planted (a generator bug)."""
+
+
+@dataclass
+class Planted:
+    id: str
+    category: FactCategory
+    text: str
+    probe: tuple[str, ...]
+    stale: tuple[str, ...] = ()
+    required: bool = True
+
+
+@dataclass
+class Session:
+    """Messages (OpenAI Chat Completions) being written, facts planted, filler marked."""
+
+    rng: random.Random
+    system: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    facts: list[Planted] = field(default_factory=list)
+    filler_at: set[int] = field(default_factory=set)
+    _calls: int = 0
+
+    def fact(
+        self,
+        category: FactCategory,
+        text: str,
+        probe: Sequence[str],
+        *,
+        stale: Sequence[str] = (),
+        required: bool = True,
+    ) -> Planted:
+        planted = Planted(
+            id=f"{category}-{sum(f.category == category for f in self.facts) + 1}",
+            category=category,
+            text=text,
+            probe=tuple(probe),
+            stale=tuple(stale),
+            required=required,
+        )
+        self.facts.append(planted)
+        return planted
+
+    def user(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+
+    def say(self, text: str) -> None:
+        self.messages.append({"role": "assistant", "content": text})
+
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        result: str,
+        *,
+        text: str = "",
+        filler: bool = False,
+    ) -> None:
+        """One assistant tool call and its result."""
+        self._calls += 1
+        call_id = f"call_{self._calls:03d}_{self.rng.randrange(16**6):06x}"
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": text or None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(arguments)},
+                    }
+                ],
+            }
+        )
+        if filler:
+            self.filler_at.add(len(self.messages) - 1)
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+        if filler:
+            self.filler_at.add(len(self.messages) - 1)
+
+    @property
+    def chars(self) -> int:
+        return sum(len(json.dumps(m)) for m in self.messages)
+
+
+# --- the voice of one agent ------------------------------------------------------------------
+
+
+class Voice:
+    """One agent's tools and wording. Subclasses render each action in their own shape."""
+
+    family: ClassVar[str] = "base"
+    system_prompt: ClassVar[str] = ""
+    src: ClassVar[str] = "src"
+    ext: ClassVar[str] = "py"
+    #: Three command lines (`{module}` filled in) the story runs as facts.
+    commands: ClassVar[list[str]] = []
+    #: Wording: key → phrasings, one drawn per use (`phrase`).
+    phrases: ClassVar[dict[str, list[str]]] = {}
+
+    def __init__(self, session: Session) -> None:
+        self.s = session
+        self.rng = session.rng
+
+    # tools
+    def shell(self, command: str, output: str, *, exit_code: int = 0, filler: bool = False) -> None:
+        raise NotImplementedError
+
+    def read(self, path: str, content: str, *, filler: bool = False) -> None:
+        raise NotImplementedError
+
+    def edit(self, path: str, old: str, new: str) -> None:
+        raise NotImplementedError
+
+    def create(self, path: str, content: str) -> None:
+        raise NotImplementedError
+
+    def delete(self, path: str) -> None:
+        self.shell(f"rm {path}", "")
+
+    def todos(self, items: Sequence[tuple[str, str]]) -> None:
+        """Write the to-do list: (text, status) with status pending / in_progress / completed."""
+        raise NotImplementedError
+
+    def finish(self, text: str) -> None:
+        self.s.say(text)
+
+    # wording: one phrasing is drawn per use
+    def pick(self, options: Sequence[str]) -> str:
+        return self.rng.choice(list(options))
+
+    def phrase(self, which: str, /, **values: str) -> str:
+        return self.pick(self.phrases[which]).format(**values)
+
+    # what the story's commands print
+    @classmethod
+    def test_id(cls, module: str, name: str) -> str:
+        raise NotImplementedError
+
+    def command_output(self, k: int) -> str:
+        raise NotImplementedError
+
+    def build_error(self, module: str) -> tuple[str, str, str]:
+        """(the failing build's output, the probe naming its error, the build command)."""
+        raise NotImplementedError
+
+    def build_ok(self) -> str:
+        raise NotImplementedError
+
+    def test_command(self) -> str:
+        raise NotImplementedError
+
+    def test_counts(self, failed: int, passed: int) -> str:
+        """The counts of a test summary, as they appear in `test_output` (the probe)."""
+        raise NotImplementedError
+
+    def test_output(self, failing: Sequence[str], failed: int, passed: int) -> str:
+        raise NotImplementedError
+
+
+# --- words the story uses --------------------------------------------------------------------
+
+_WORDS = (
+    "ledger",
+    "invoice",
+    "shipment",
+    "courier",
+    "parcel",
+    "tariff",
+    "route",
+    "depot",
+    "manifest",
+    "carrier",
+    "customer",
+    "account",
+    "region",
+    "quota",
+    "billing",
+    "report",
+    "export",
+    "import",
+    "batch",
+    "cursor",
+    "window",
+    "session",
+    "token",
+    "profile",
+    "payload",
+    "schema",
+    "record",
+    "entry",
+    "cache",
+    "index",
+    "filter",
+)  # fmt: skip
+
+
+def ident(rng: random.Random, n: int = 2) -> str:
+    return "_".join(rng.sample(_WORDS, n))
+
+
+def hexid(rng: random.Random, n: int = 7) -> str:
+    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
+
+
+def token(rng: random.Random, n: int = 4) -> str:
+    return "".join(rng.choice(string.ascii_uppercase) for _ in range(n))
+
+
+# --- filler -----------------------------------------------------------------------------------
+
+
+def code_file(rng: random.Random, lang: str, lines: int) -> str:
+    """A plausible source file of about `lines` lines, made of filler words only."""
+    out: list[str] = []
+    while len(out) < lines:
+        name = ident(rng)
+        a, b = rng.sample(_WORDS, 2)
+        if lang == "py":
+            out += [
+                f"def {name}({a}, {b}=None):",
+                f'    """Return the {a} for {b}."""',
+                f"    if {b} is None:",
+                f"        {b} = load_{a}()",
+                f"    result = [x for x in {a} if x.{b}_id == {b}.id]",
+                f"    return sorted(result, key=lambda x: x.{rng.choice(_WORDS)})",
+                "",
+            ]
+        elif lang == "rs":
+            out += [
+                f"pub fn {name}({a}: &{a.title()}, {b}: Option<&str>) -> Result<Vec<String>> {{",
+                f'    let {b} = {b}.unwrap_or("{rng.choice(_WORDS)}");',
+                f"    let items = {a}.iter().filter(|x| x.{b} == {b}).collect::<Vec<_>>();",
+                "    Ok(items.into_iter().map(|x| x.to_string()).collect())",
+                "}",
+                "",
+            ]
+        else:
+            out += [
+                f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
+                f"  const found = {a}.items.filter((x) => x.{b} === {b});",
+                f"  if (!found.length) return {{ {rng.choice(_WORDS)}: null }};",
+                f"  return found.map((x) => ({{ id: x.id, {b}: x.{b} }}));",
+                "}",
+                "",
+            ]
+    return "\n".join(out[:lines])
+
+
+def log_lines(rng: random.Random, lines: int) -> str:
+    levels = ("INFO", "DEBUG", "INFO", "WARN")
+    out = []
+    for _ in range(lines):
+        out.append(
+            f"2026-11-{rng.randint(10, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
+            f":{rng.randint(0, 59):02d}Z {rng.choice(levels)} {ident(rng)} "
+            f"{rng.choice(_WORDS)}={rng.randint(1, 9999)} took {rng.randint(1, 900)}ms"
+        )
+    return "\n".join(out)
+
+
+def listing(rng: random.Random, paths: Sequence[str]) -> str:
+    return "\n".join(
+        f"-rw-r--r--  1 dev  staff  {rng.randint(200, 40000):>6} Nov {rng.randint(1, 30):>2} "
+        f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d} {p}"
+        for p in paths
+    )
+
+
+# --- building the session ---------------------------------------------------------------------
+
+
+def finish_session(session: Session, *, family: str, seed: int) -> EvalSession:
+    """The written session as an EvalSession: facts checked (every probe occurs, nothing in
+    filler), planted_in and depth computed from where the probes occur."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": session.system}]
+    messages += session.messages
+    conversation = OPENAI.decode({"model": "gpt-4o", "messages": messages})
+    # The text the ruler reads (`probes.text_of_message`): tool arguments as their JSON.
+    plain = [text_of_message(m).casefold() for m in messages]
+    sizes = [len(t) for t in plain]
+    total = max(1, sum(sizes))
+    facts = []
+    for planted in session.facts:
+        needles = [p.casefold() for p in planted.probe]
+        where = tuple(i for i, t in enumerate(plain) if all(n in t for n in needles))
+        if not where:
+            raise ProbeLeakError(f"{family} seed {seed}: {planted.id} probe {planted.probe} absent")
+        for i in session.filler_at:
+            for needle in (*needles, *(s.casefold() for s in planted.stale)):
+                if needle in plain[i + 1]:
+                    raise ProbeLeakError(f"{family} seed {seed}: {needle!r} in filler message")
+        position = sum(sizes[: where[0]]) / total
+        depth: Depth = "early" if position < 1 / 3 else "middle" if position < 2 / 3 else "late"
+        facts.append(
+            Fact(
+                id=planted.id,
+                category=planted.category,
+                text=planted.text,
+                probe=planted.probe,
+                depth=depth,
+                cued=False,
+                critical=planted.required and planted.category in REQUIRED_CATEGORIES,
+                stale=planted.stale,
+                required=planted.required,
+                planted_in=where,
+            )
+        )
+    return EvalSession(
+        name=f"{family} seed {seed}",
+        conversation=conversation,
+        facts=tuple(facts),
+        source="generated",
+        tags={"source": family, "family": family, "seed": str(seed)},
+    )
+
+
+Writer = Callable[[int, int], EvalSession]

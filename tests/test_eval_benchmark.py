@@ -1,0 +1,247 @@
+"""The real-data benchmark's measures (`compaction.eval.benchmark`, the new metrics) and the
+bench script's handling of absent data."""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from compaction.dialects import OPENAI
+from compaction.eval.benchmark import (
+    Pooled,
+    RunMeasure,
+    measure,
+    measure_growing,
+    shared_data_dir,
+    shortfalls,
+    source_of,
+)
+from compaction.eval.families import family_sessions
+from compaction.eval.metrics import (
+    budget_used,
+    empty_summaries,
+    last_message_verbatim,
+    restated_stale,
+)
+from compaction.eval.probes import Fact
+from compaction.eval.sessions import EvalSession
+from compaction.messages import Conversation, Message, SummaryPart
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def chat(*texts: tuple[str, str]) -> Conversation:
+    return OPENAI.decode([{"role": r, "content": t} for r, t in texts])
+
+
+@cache
+def family_session() -> EvalSession:
+    return family_sessions("cc-style", (11,), 30_000)[0]
+
+
+# --- the metrics ----------------------------------------------------------------------------------
+
+
+def test_last_message_verbatim_compares_role_and_text() -> None:
+    before = chat(("user", "a"), ("assistant", "b"), ("user", "the last one"))
+    assert last_message_verbatim(before, chat(("user", "x"), ("user", "the last one")))
+    assert not last_message_verbatim(before, chat(("user", "a"), ("user", "the last on")))
+    assert not last_message_verbatim(before, chat(("user", "a"), ("assistant", "the last one")))
+
+
+def test_empty_summaries_are_markers_of_nothing_and_envelopes_without_a_body() -> None:
+    before = chat(("user", "task"), ("assistant", "work"), ("user", "more"))
+    zero = chat(("user", "task"), ("assistant", "[compacted: 11 messages → 0 chars]"))
+    assert empty_summaries(before, zero) == 1
+    envelope = Message(
+        role="user",
+        parts=(
+            SummaryPart(
+                "[compacted: 1 messages → 119 chars]\n<earlier-context-summary>\nSummary of "
+                "earlier context by the compaction system, not the user.\n"
+                "</earlier-context-summary>"
+            ),
+        ),
+    )
+    assert empty_summaries(before, before.with_messages((envelope, *before.messages[1:]))) == 1
+    full = Message(role="user", parts=(SummaryPart("[compacted: 3 messages]\n- edited a.py"),))
+    assert empty_summaries(before, before.with_messages((full, *before.messages[1:]))) == 0
+    assert empty_summaries(before, before) == 0  # what was there before is not added
+
+
+def test_a_stale_value_restated_in_the_compactions_own_words_is_stale_as_current() -> None:
+    fact = Fact(
+        id="ttl", category="changed_value", text="cache TTL is 30 minutes",
+        probe=("cache TTL", "30 minutes"), depth="early", cued=False, critical=True,
+        stale=("10 minutes",),
+    )  # fmt: skip
+    before = chat(
+        ("user", "The cache TTL should be 10 minutes for this deployment."),
+        ("assistant", "ok"),
+        ("user", "Make the cache TTL 30 minutes instead of 10 minutes, please."),
+        ("assistant", "Done."),
+    )
+
+    def summarized(*lines: str) -> Conversation:
+        summary = Message(role="user", parts=(SummaryPart("\n".join(lines)),))
+        return before.with_messages((summary, before.messages[-1]))
+
+    table = summarized("## Values", "- cache TTL: 10 minutes")
+    assert restated_stale([fact], before, table) == [fact]
+    quoted = summarized(
+        "- The cache TTL should be 10 minutes for this deployment.",
+        "- Make the cache TTL 30 minutes instead of 10 minutes, please.",
+    )
+    assert restated_stale([fact], before, quoted) == []
+    current = summarized("- cache TTL: 30 minutes (was 10 minutes)")
+    assert restated_stale([fact], before, current) == []
+    # A later message that shows the current value supersedes what the summary said.
+    superseded = before.with_messages(
+        (
+            Message(role="user", parts=(SummaryPart("- cache TTL: 10 minutes"),)),
+            *before.messages[2:],
+        )
+    )
+    assert restated_stale([fact], before, superseded) == []
+
+
+def test_budget_used_is_tokens_after_over_target() -> None:
+    assert budget_used(900, 1000) == 0.9
+    assert budget_used(5, 0) == 5.0
+
+
+# --- runs -----------------------------------------------------------------------------------------
+
+
+def test_a_run_measures_everything_the_benchmark_reports() -> None:
+    session = family_session()
+    run = measure(session, "truncate", 0.15)
+    assert run.source == "cc-style" and run.dialect == "openai"
+    assert run.valid and run.protected_fits and run.target_met
+    assert run.tokens_after <= run.target and 0.5 < run.budget_used <= 1.0
+    kept = sum(k for k, _ in run.kept.values())
+    total = sum(t for _, t in run.kept.values())
+    assert total == sum(f.required for f in session.facts)
+    assert kept < total  # truncation loses planted facts
+    whole = measure(session, "truncate", 1.0)
+    assert whole.last_verbatim and whole.empty_summaries == 0 and whole.stale == ()
+    assert all(k == t for k, t in whole.kept.values())
+
+
+def test_a_growing_session_is_compacted_about_five_times_and_scored_at_the_end() -> None:
+    run = measure_growing(family_session(), "mask+truncate", 0.15)
+    assert 3 <= run.compactions <= 7
+    assert run.valid and run.tokens_after <= run.target
+    assert run.last_verbatim
+
+
+def run_with(pipeline: str, kept: dict[str, tuple[int, int]]) -> RunMeasure:
+    return RunMeasure(
+        source="cc", dialect="openai", session="s", pipeline=pipeline, ratio=0.15,
+        tokens_before=100, target=15, tokens_after=14, status="compacted", valid=True,
+        target_met=True, protected_fits=True, last_verbatim=True, empty_summaries=0, stale=(),
+        kept=kept, optional={},  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_shortfalls_name_each_category_where_the_default_keeps_fewer() -> None:
+    pooled: dict[tuple[str, str, str, float], Pooled] = {}
+    for pipeline, kept in (
+        ("default", {"command": (3, 5), "constraint": (2, 2)}),
+        ("mask+truncate", {"command": (4, 5), "constraint": (2, 2)}),
+        ("truncate", {"command": (1, 5), "constraint": (1, 2)}),
+    ):
+        pooled.setdefault(("cc", "openai", pipeline, 0.15), Pooled()).add(run_with(pipeline, kept))
+    assert shortfalls(pooled) == [
+        "cc/openai at 15%: command default 3/5 < mask+truncate 4/5",
+    ]
+    assert pooled[("cc", "openai", "default", 0.15)].critical.total == 2
+
+
+def test_sources_are_the_agent_families_of_the_real_data() -> None:
+    names = {
+        "cc_rel_coverage_fix.json": "cc",
+        "ccx_brain_06ea6fa4.json": "ccx",
+        "p2r_tripforge_bugfix1.json": "p2r",
+        "p2r_harborsuite_develop1.json": "opencode",
+        "cline_mra.json": "cline",
+        "aider_luvatrix.json": "aider",
+        "mini_local.json": "mini",
+        "pwn__warmup.traj": "swe-agent",
+    }
+    assert {n: source_of(n) for n in names} == names
+
+
+def test_shared_data_comes_from_the_environment_or_beside_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMPACTION_SHARED_DATA", str(tmp_path))
+    assert shared_data_dir(tmp_path / "nowhere" / "repo") == tmp_path
+    monkeypatch.delenv("COMPACTION_SHARED_DATA")
+    assert shared_data_dir(tmp_path / "repo") is None
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    assert shared_data_dir(tmp_path / "repo") == tmp_path / "shared" / "data"
+
+
+def test_the_bench_skips_real_data_with_a_message_when_it_is_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCH))
+    import bench_realdata
+
+    monkeypatch.delenv("COMPACTION_SHARED_DATA", raising=False)
+    monkeypatch.setattr(bench_realdata, "REPO", tmp_path / "repo")
+    printed: list[str] = []
+    assert bench_realdata.run(printed.append, only="realdata") == []
+    assert any(line.startswith("skipped: no ../shared/data/realdata") for line in printed)
+    sys.modules.pop("bench_realdata", None)
+
+
+REALDATA = shared_data_dir(Path(__file__).resolve().parents[1])
+
+
+@pytest.mark.skipif(
+    REALDATA is None or not (REALDATA / "realdata").is_dir(),
+    reason="../shared/data/realdata not present (set COMPACTION_SHARED_DATA)",
+)
+def test_compaction_eval_reads_a_real_session_with_the_state_probes(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from compaction.cli import cli
+
+    assert REALDATA is not None
+    source = REALDATA / "realdata" / "openai" / "cc_rel_coverage_fix.json"
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / source.name).write_bytes(source.read_bytes())
+    out = tmp_path / "report"
+    result = CliRunner().invoke(
+        cli,
+        ["eval", "--dataset", str(tmp_path / "data"), "--strategies", "default,truncate",
+         "--out", str(out)],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    [session] = results["sessions"]
+    assert session["required_facts"] >= 5
+    categories = set(results["strategies"][0]["by_category"])
+    assert {"constraint", "test_status", "last_message", "file_modified"} <= categories
+
+
+def test_compaction_eval_reports_last_message_empty_summaries_and_budget_per_run() -> None:
+    from compaction.eval.runner import run_eval
+
+    result = run_eval([family_session()], ["truncate"], target_ratio=0.15, successive_k=1)
+    [run] = result.runs
+    data = run.to_dict()
+    assert data["last_message_verbatim"] is True
+    assert data["empty_summaries"] == 0
+    assert 0.5 < data["budget_used"] <= 1.0
+    summary = result.summaries[0].to_dict()
+    assert summary["last_message_verbatim"] == 1
+    assert summary["budget_used_mean"] == round(run.budget_used, 4)

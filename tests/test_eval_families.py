@@ -1,0 +1,119 @@
+"""The generated families (`compaction.eval.families`): their size, their facts, their tools,
+and that the ruler can read them."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from functools import cache
+
+import pytest
+
+from compaction.dialects import ANTHROPIC, OPENAI
+from compaction.eval.datasets import extract_probes
+from compaction.eval.families import FAMILIES, family_sessions
+from compaction.eval.metrics import conversation_text
+from compaction.eval.probes import CUE_WORDS, score
+from compaction.eval.sessions import EvalSession
+from compaction.tokens import ConversationCounter
+
+SEEDS = (7, 8)
+
+
+@cache
+def sessions(family: str) -> tuple[EvalSession, ...]:
+    return tuple(family_sessions(family, SEEDS, 32_000))
+
+
+@cache
+def counter() -> ConversationCounter:
+    return ConversationCounter.for_model("gpt-4o", provider="openai")
+
+
+def test_there_are_at_least_three_families() -> None:
+    assert len(FAMILIES) >= 3
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_sessions_are_25k_to_40k_tokens_and_valid_in_both_dialects(family: str) -> None:
+    for session in sessions(family):
+        tokens = counter().total(session.conversation)
+        assert 25_000 <= tokens <= 40_000, (session.name, tokens)
+        assert OPENAI.validate(session.conversation) == []
+        converted = ANTHROPIC.decode(ANTHROPIC.encode(session.conversation))
+        assert ANTHROPIC.validate(converted) == []
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_same_seed_same_session_other_seed_other_session(family: str) -> None:
+    [again] = family_sessions(family, SEEDS[:1], 32_000)
+    first, second = sessions(family)
+    assert OPENAI.encode(again.conversation) == OPENAI.encode(first.conversation)
+    assert again.facts == first.facts
+    assert conversation_text(first.conversation) != conversation_text(second.conversation)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_facts_cover_the_story_uncued_with_stale_forms_in_the_session(family: str) -> None:
+    for session in sessions(family):
+        text = conversation_text(session.conversation)
+        counts = Counter(f.category for f in session.facts)
+        assert {"constraint", "file_modified", "decision", "todo", "changed_value"} <= set(counts)
+        assert {"error_open", "error_resolved", "test_status", "identifier"} <= set(counts)
+        assert counts["last_message"] == 1
+        for fact in session.facts:
+            assert not fact.cued
+            assert all(cue not in fact.probe[0] for cue in CUE_WORDS)
+            for stale in fact.stale:
+                assert stale.casefold() in text.casefold(), (fact.id, stale)
+        # Superseded things are planted: values changed, a plan reversed, to-dos done.
+        assert sum(bool(f.stale) for f in session.facts) >= 4
+        assert any(f.category == "todo" and not f.required for f in session.facts)
+        # The whole session keeps every fact and states nothing stale.
+        marks = score(session.facts, text)
+        assert marks.overall.kept == marks.overall.total
+        assert marks.stale_as_current == []
+
+
+def test_each_family_speaks_its_agents_tools() -> None:
+    def calls(family: str) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for message in sessions(family)[0].conversation.messages:
+            for call in message.tool_calls:
+                found.setdefault(call.name, set()).update(json.loads(call.arguments))
+        return found
+
+    cc = calls("cc-style")
+    assert {"Bash", "Read", "Edit", "Write", "TodoWrite"} <= set(cc)
+    assert "file_path" in cc["Edit"] and "todos" in cc["TodoWrite"]
+    codex = calls("codex-style")
+    assert {"shell", "apply_patch", "update_plan"} <= set(codex)
+    assert "plan" in codex["update_plan"]
+    patches = conversation_text(sessions("codex-style")[0].conversation)
+    assert "*** Update File:" in patches and "*** Add File:" in patches
+    cline = calls("cline-style")
+    assert {"execute_command", "read_file", "write_to_file", "replace_in_file"} <= set(cline)
+    assert "absolutePath" in cline["write_to_file"] and "attempt_completion" in cline
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_the_rulers_own_extraction_finds_the_planted_files(family: str) -> None:
+    # Two independent readings agree: the files the story planted are the ones the ruler's
+    # extraction rules read off the raw session.
+    session = sessions(family)[0]
+    extracted = [f.probe[0] for f in extract_probes(session.conversation)]
+    for fact in session.facts:
+        if fact.category in ("file_modified", "file_created", "file_deleted"):
+            assert any(p.endswith(fact.probe[0]) for p in extracted), fact.probe
+
+
+def test_truncation_alone_loses_most_of_what_was_planted() -> None:
+    from compaction import CompactionConfig, Compactor
+
+    session = sessions("codex-style")[0]
+    config = CompactionConfig.from_dict({"strategies": [{"kind": "truncate"}]})
+    compactor = Compactor(config, counter=counter())
+    target = int(counter().total(session.conversation) * 0.15)
+    result = compactor.compact(session.conversation, target_tokens=target)
+    marks = score(session.facts, conversation_text(result.conversation))
+    assert marks.overall.value < 0.6
