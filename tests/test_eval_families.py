@@ -114,6 +114,6 @@ def test_truncation_alone_loses_most_of_what_was_planted() -> None:
     config = CompactionConfig.from_dict({"strategies": [{"kind": "truncate"}]})
     compactor = Compactor(config, counter=counter())
     target = int(counter().total(session.conversation) * 0.15)
-    result = compactor.compact(session.conversation, target_tokens=target)
+    result = compactor.compact(session.conversation, max_tokens=target)
     marks = score(session.facts, conversation_text(result.conversation))
     assert marks.overall.value < 0.6

@@ -376,7 +376,8 @@ class Compactor:
         total: int,
         target: int | None,
     ) -> Workspace:
-        messages = conversation.messages
+        unfolded = shape.unfold(conversation.messages, conversation.dialect)
+        messages = tuple(m for m, _ in unfolded)
         protected = protected_indices(messages, self.config)
         counts = [counter.count_message(m) for m in messages]
         groups = group_messages(messages)
@@ -389,8 +390,8 @@ class Compactor:
         )
         live = live_exchange(messages, groups)
         slots = [
-            Slot(m, range(i, i + 1), counts[i], i in protected, i >= recent_start, i in live)
-            for i, m in enumerate(messages)
+            Slot(m, origin, counts[i], i in protected, i >= recent_start, i in live)
+            for i, (m, origin) in enumerate(unfolded)
         ]
         overhead = total - sum(counts)
         work = Workspace(

@@ -159,19 +159,16 @@ class Message:
 
     @property
     def is_user_turn(self) -> bool:
-        """A message the user wrote: role user, not a summary, and either no tool results or
-        words of its own beside them (Anthropic clients send the user's next message in the
-        same message as the results it follows)."""
-        return (
-            self.role == "user"
-            and not self.is_summary
-            # SWE-agent style environments send their output back as user messages.
-            and self.provider_data.get("traj.message_type") != "observation"
-            and (
-                not self.tool_results
-                or any(isinstance(p, TextPart) and p.text.strip() for p in self.parts)
-            )
-        )
+        """A message the user wrote: role user, and words of its own, or neither a summary nor
+        tool results (Anthropic clients send the user's next message in the same message as the
+        results it follows; a summary is folded into the user message before it)."""
+        # SWE-agent style environments send their output back as user messages.
+        if self.role != "user" or self.provider_data.get("traj.message_type") == "observation":
+            return False
+        if any(isinstance(p, TextPart) and p.text.strip() for p in self.parts):
+            # Words of the user's own, even beside a summary folded in after them.
+            return True
+        return not self.is_summary and not self.tool_results
 
     def char_count(self) -> int:
         total = 0

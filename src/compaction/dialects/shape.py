@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compaction.messages import Message, Role
+from compaction.messages import Message, Role, SummaryPart
 
 _ALTERNATING = frozenset({"anthropic"})
 
@@ -38,6 +38,37 @@ def fold(messages: list[Message], dialect: str | None) -> list[Message]:
             )
             continue
         out.append(message)
+    return out
+
+
+def unfold(messages: Sequence[Message], dialect: str | None) -> list[tuple[Message, range]]:
+    """What `fold` did, undone: each message with the input index range it stands for. A
+    user message that mixes the user's words (or results) with a summary folded in before
+    or after them becomes its runs: the words keep index i, a summary gets no index of its
+    own, so that a compaction keeps the words and can merge, shrink or grow the summary."""
+    out: list[tuple[Message, range]] = []
+    for i, message in enumerate(messages):
+        kinds = [isinstance(p, SummaryPart) for p in message.parts]
+        if dialect not in _ALTERNATING or message.role != "user" or len(set(kinds)) < 2:
+            out.append((message, range(i, i + 1)))
+            continue
+        runs: list[list[object]] = []
+        for part, is_summary in zip(message.parts, kinds, strict=True):
+            if runs and isinstance(runs[-1][0], SummaryPart) == is_summary:
+                runs[-1].append(part)
+            else:
+                runs.append([part])
+        own = True  # the first run of the user's own parts carries the index
+        for run in runs:
+            if isinstance(run[0], SummaryPart):
+                out.append((Message("user", tuple(run)), range(i + 1, i + 1)))  # type: ignore[arg-type]
+            else:
+                piece = Message(
+                    "user", tuple(run), name=message.name, pinned=message.pinned,  # type: ignore[arg-type]
+                    provider_data=message.provider_data,
+                )  # fmt: skip
+                out.append((piece, range(i, i + 1) if own else range(i + 1, i + 1)))
+                own = False
     return out
 
 

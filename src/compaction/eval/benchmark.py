@@ -272,7 +272,7 @@ def measure(
     counter = counter_for(conversation)
     tokens = counter.total(conversation)
     target = max(int(tokens * ratio), 1) if target is None else target
-    result = _compactor(pipeline, counter).compact(conversation, target_tokens=target)
+    result = _compactor(pipeline, counter).compact(conversation, max_tokens=target)
     receipt = result.receipt
     return _scored(
         session,
@@ -317,7 +317,7 @@ def measure_growing(
 
     def compact_view() -> None:
         nonlocal view, compactions, status, met
-        result = compactor.compact(conversation.with_messages(view), target_tokens=target)
+        result = compactor.compact(conversation.with_messages(view), max_tokens=target)
         view = list(result.conversation.messages)
         compactions += result.receipt.status in ("compacted", "target_unreachable")
         status, met = result.receipt.status, result.receipt.target_met

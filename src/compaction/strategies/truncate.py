@@ -77,7 +77,10 @@ class TruncateStrategy(BaseModel):
                 if work.total() - work.span_tokens(start, stop) + _MARKER_TOKENS <= work.target:
                     break
             count = sum(work.stands_for(i) for i in range(start, stop))
-            handles = [handle_for(work.slots[i].message) for i in range(start, stop)]
+            handles = [
+                handle_for(work.slots[i].unmasked or work.slots[i].message)
+                for i in range(start, stop)
+            ]
             work.replace_span(start, stop, [truncation_marker(count, handles)], "dropped")
             markers.append(start)
             dropped += count

@@ -87,7 +87,8 @@ _EXIT = re.compile(
 _EXIT_START = re.compile(r"[Ee][Xx][Ii][Tt]|[Rr][Ee][Tt][Uu][Rr][Nn]")
 _TEST_SUMMARY = re.compile(
     r"\b(\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
-    r"(?:,\s*\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?))*)"
+    r"(?:[,;]\s*\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|"
+    r"ignored|measured|filtered\s+out|total|todo|pending))*)"
     r"(?:\s+in\s+[\d.]+s)?",
     re.IGNORECASE,
 )
@@ -573,6 +574,13 @@ def is_constraint(sentence: str) -> bool:
 
 
 _VALUE_PATTERNS = (
+    # "retry limit: 5 attempts, not 3 attempts" / "page size is 100 rows now, not 25".
+    re.compile(
+        r"^(?:the\s+)?(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2})"
+        r"(?::|\s+is(?:\s+now)?)\s+(?P<value>[^\s,;]{1,40}(?:\s+[A-Za-z%]{1,14})?)"
+        r"(?:\s+now)?,?\s+(?:not|instead\s+of|rather\s+than)\s+\S",
+        re.IGNORECASE,
+    ),
     re.compile(
         r"\b(?:set|change|make|bump|increase|decrease|raise|lower|update|switch|use)\s+"
         r"(?:the\s+|our\s+|a\s+)?(?P<key>[A-Za-z_][\w .-]{1,40}?)\s+(?:to|=)\s+"

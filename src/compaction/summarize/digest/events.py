@@ -146,9 +146,15 @@ class Reader:
         self._question: str | None = None
 
     def read(self, message: Message) -> Iterator[Event]:
-        for summary in (p for p in message.parts if isinstance(p, SummaryPart)):
-            yield EarlierSummary(full_text(summary), summary.replaced)
         if message.is_summary:
+            # A summary, or a user message a summary was folded into: the user's words (if
+            # any) come first, as they were written first.
+            if message.role == "user":
+                words = "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+                if words.strip():
+                    yield UserSaid(words.strip())
+            for summary in (p for p in message.parts if isinstance(p, SummaryPart)):
+                yield EarlierSummary(full_text(summary), summary.replaced)
             return
         if is_observation(message):
             yield from self._outcome(message.text)

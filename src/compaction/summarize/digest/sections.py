@@ -149,6 +149,7 @@ _CHANGE_CUE = re.compile(
     r"\b(?:instead\s+of|rather\s+than|change|changed|switch|make\s+it|bump|no\s+longer|"
     r"actually|not\s+\S+\s+but|from\s+\S+(?:\s+\S+)?\s+to|increase|decrease|raise|lower|set|"
     r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
+    r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|"
     r"bigger|smaller|higher|shorter|longer|fewer|more|less)\b",
     re.IGNORECASE,
 )
@@ -193,7 +194,7 @@ class Values(Section[ValuesState]):
         if not isinstance(event, UserSaid):
             return
         for sentence in signals.sentences(event.text):
-            self._sentence(state, sentence)
+            self._sentence(state, sentence, event.text)
 
     def _set(self, state: ValuesState, key: str, value: str, sentence: str) -> None:
         record = state.values.get(key)
@@ -207,7 +208,7 @@ class Values(Section[ValuesState]):
         record.quotes.append(signals.clip(sentence, 200))
         state.values[key] = state.values.pop(key)
 
-    def _sentence(self, state: ValuesState, sentence: str) -> None:
+    def _sentence(self, state: ValuesState, sentence: str, words: str) -> None:
         settled: set[str] = set()
         instead = _INSTEAD.search(sentence)
         if instead is not None:
@@ -227,9 +228,12 @@ class Values(Section[ValuesState]):
         for key, record in state.values.items():
             if key in settled:
                 continue
-            # A change of this value the readers could not parse: stop stating it as current.
-            if key in lowered or _norm(record.value) in lowered:
-                record.quotes.append(signals.clip(sentence, 200))
+            # A change of this value the readers could not parse: stop stating it as current,
+            # and quote the user's message (the new value may be in the next sentence).
+            if key in lowered or (record.value and _norm(record.value) in lowered):
+                quote = signals.clip(" ".join(words.split()), 300)
+                if quote not in record.quotes:
+                    record.quotes.append(quote)
                 record.value = ""
 
     def merge(self, earlier: ValuesState, later: ValuesState) -> ValuesState:
@@ -655,13 +659,23 @@ class Decisions(Section[DecisionsState]):
             return
         if not isinstance(event, AssistantSaid):
             return
-        for sentence, _todo, _done, decision, _note in signals.prose_signals(event.text):
+        found = signals.prose_signals(event.text)
+        skip = False
+        for n, (sentence, _todo, _done, decision, _note) in enumerate(found):
+            if skip:
+                skip = False
+                continue
             reversal = _REVERSAL.search(sentence) is not None or (
                 decision and _REPLACING.search(sentence) is not None
             )
             if not (decision or reversal):
                 continue
-            self._add(state, signals.clip(sentence, 300), reversal=reversal)
+            text = sentence
+            if reversal and len(sentence) < 120 and n + 1 < len(found):
+                # "Scrap X." then "Switching to Y: …": one statement, what goes and what comes.
+                text = f"{sentence} {found[n + 1][0]}"
+                skip = True
+            self._add(state, signals.clip(text, 300), reversal=reversal)
 
     @staticmethod
     def _add(state: DecisionsState, text: str, *, reversal: bool) -> None:
@@ -692,14 +706,18 @@ class Decisions(Section[DecisionsState]):
         out = []
         for rank, d in enumerate(state.decisions):
             if d.superseded_by:
-                out.append(Item(3, rank, _clip_forms(f"- superseded: {d.text}", 300, 120)))
+                by = signals.clip(d.superseded_by, 200)
+                full = f"- superseded (by: {by}): {d.text}"
+                out.append(Item(3, rank, _clip_forms(full, 500, 200)))
             else:
                 out.append(Item(1, rank, _clip_forms(f"- {d.text}", 300, 160)))
         return out
 
+    _SUPERSEDED = re.compile(r"^superseded \(by: (.*?)\): (.*)$", re.DOTALL)
+
     def parse(self, state: DecisionsState, item: str) -> None:
-        if item.startswith("superseded: "):
-            state.decisions.append(Decision(item[len("superseded: ") :], "a later decision"))
+        if m := self._SUPERSEDED.match(item):
+            state.decisions.append(Decision(m.group(2), m.group(1)))
         else:
             state.decisions.append(Decision(item))
 
