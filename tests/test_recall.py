@@ -19,6 +19,7 @@ from compaction import agent as agent_module
 from compaction.cli import cli
 from compaction.compactor import Compactor
 from compaction.config import CompactionConfig
+from compaction.exceptions import SessionNotFoundError
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import CompletionRequest, Provider
@@ -153,7 +154,7 @@ def test_a_handle_is_found_inside_any_query_and_only_in_its_session(store: Sessi
     assert two.recall(handle)[0].text == hit.text
     assert store.recall(handle, session_id="elsewhere") == []
     assert one.recall("m-000000000000") == []
-    with pytest.raises(KeyError, match="m-000000000000"):
+    with pytest.raises(SessionNotFoundError, match="m-000000000000"):
         one.original("m-000000000000")
     # several handles (a truncation marker's range) answer each, in the query's order
     first, second = shown(one.messages)[:2]

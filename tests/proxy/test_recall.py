@@ -59,7 +59,9 @@ async def test_chat_recall_is_answered_from_the_archive_and_hidden_from_the_clie
         assert [t["function"]["name"] for t in first["tools"]] == ["read_file", "recall"]
         answer = second["messages"][-1]
         assert answer["role"] == "tool" and answer["tool_call_id"] == "rc1"
-        assert "[payload] [3] [line] [7]" in answer["content"]  # the match, marked
+        # the matching original verbatim, under the handle its placeholder shows
+        assert "def helper_3_7(): return 'payload 3 line 7'" in answer["content"]
+        assert HANDLE.match(answer["content"].removeprefix("["))
         assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "recall"
         # the exchange is not part of the session: the next request extends the client's history
         log = (await h.status())["sessions"][0]["log"]
@@ -136,7 +138,8 @@ async def test_anthropic_recall_and_no_tool_for_uncompacted_sessions() -> None:
         response = await h.client.post("/v1/messages", json=body)
         assert response.json() == anthropic_message("ok")
         result = h.upstream.last.json()["messages"][-1]["content"][0]
-        assert result["type"] == "tool_result" and "[payload] [2] [line] [4]" in result["content"]
+        assert result["type"] == "tool_result"
+        assert "def helper_2_4(): return 'payload 2 line 4'" in result["content"]
         small = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": anthropic_history(1)}
         await h.client.post("/v1/messages", json=small)
         assert "tools" not in h.upstream.last.json()  # nothing compacted: nothing to recall
@@ -230,7 +233,7 @@ async def test_streamed_chat_recall_is_answered_and_the_answers_join_into_one_st
             {"id": "rc1", "type": "function", "function": {"name": "recall", "arguments": query}}
         ]
         assert answer["role"] == "tool" and answer["tool_call_id"] == "rc1"
-        assert "[payload] [3] [line] [7]" in answer["content"]
+        assert "def helper_3_7(): return 'payload 3 line 7'" in answer["content"]
 
 
 async def test_streamed_recall_of_a_handle_sends_the_archived_original_upstream() -> None:
@@ -429,7 +432,7 @@ async def test_streamed_anthropic_recall_continues_the_same_message() -> None:
         }
         result = results["content"][0]
         assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_r"
-        assert "[payload] [2] [line] [4]" in result["content"]
+        assert "def helper_2_4(): return 'payload 2 line 4'" in result["content"]
 
 
 async def test_streamed_anthropic_mixed_calls_reach_the_client_without_the_recall_call() -> None:

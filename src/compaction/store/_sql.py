@@ -10,6 +10,7 @@ one of these hooks:
   session's row, locked by the UPDATE in `_touch_session`);
 - `_reading()` and `_snapshot()`: one read, and the reads of a view;
 - `_INSERT_SESSION`: a session's row, unless one with its id exists;
+- `_INSERT_HANDLE`: an archive handle's row, unless the session has that handle already;
 - `_SEQ_IN` and `_seq_list()`: "seq is one of these", with the list as one parameter;
 - `_CONTAINS`: "`text` contains the parameter, in any case";
 - `_word_hits()`: the full-text search of `recall`;
@@ -20,6 +21,7 @@ This module must never import a database driver: every backend imports it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from abc import ABC, abstractmethod
@@ -30,6 +32,7 @@ from typing import Any, ClassVar, LiteralString, Protocol, Self
 from compaction.compactor import Receipt
 from compaction.exceptions import SessionNotFoundError, StoreError
 from compaction.messages import Message
+from compaction.recall import handles_in
 from compaction.serialize import message_to_dict
 from compaction.store.base import (
     CompactionRecord,
@@ -92,6 +95,7 @@ class SQLStore(ABC):
     path: str
 
     _INSERT_SESSION: ClassVar[LiteralString]
+    _INSERT_HANDLE: ClassVar[LiteralString]
     _SEQ_IN: ClassVar[LiteralString]
     _CONTAINS: ClassVar[LiteralString]
 
@@ -285,7 +289,40 @@ class SQLStore(ABC):
             db.executemany(
                 "INSERT INTO archive (session_id, seq, role, text) VALUES (?, ?, ?, ?)", rows
             )
+            db.executemany(
+                self._INSERT_HANDLE, self._handle_rows(db, session_id, receipt, entries, replaced)
+            )
         return int(number)
+
+    def _handle_rows(
+        self,
+        db: Connection,
+        session_id: str,
+        receipt: Receipt,
+        view: Sequence[int | object],
+        replaced: Sequence[int],
+    ) -> list[tuple[str, str, int | None, str | None]]:
+        """A row for each handle of the receipt's archive: the seq of the logged message it
+        names, matched by fingerprint among the messages this compaction saw (the ones it
+        replaced or kept), else the message itself (one an earlier compaction made). Costs
+        what the compaction archived, whatever the store holds."""
+        if not receipt.archive:
+            return []
+        seen = sorted({*replaced, *(v for v in view if isinstance(v, int))})
+        logged: dict[str, int] = {}
+        for seq, digest in db.execute(
+            "SELECT seq, digest FROM messages WHERE session_id = ? AND "
+            + self._SEQ_IN
+            + " ORDER BY seq",
+            (session_id, self._seq_list(seen)),
+        ).fetchall():
+            logged.setdefault(digest, int(seq))
+        rows: list[tuple[str, str, int | None, str | None]] = []
+        for handle, message in receipt.archive.items():
+            seq = logged.get(fingerprint(message))
+            data = None if seq is not None else dumps(message_to_dict(message))
+            rows.append((session_id, handle, seq, data))
+        return rows
 
     def compactions(self, session_id: str) -> list[CompactionRecord]:
         self.session(session_id)
@@ -325,24 +362,78 @@ class SQLStore(ABC):
         needle = query.strip()
         if not needle:
             return []
+        handles = handles_in(query)
+        if handles:
+            return self._handle_hits(handles, session_id, limit)
         words = query_words(query)
-        if words:
-            hits = self._word_hits(words, session_id, limit)
-            if hits:
-                return hits
-        # No word matched (or the query has no words, only punctuation such as `": "`).
-        scope, params = in_session(session_id)
-        rows = self._read(
-            "SELECT session_id, seq, role, text FROM archive WHERE "
-            + self._CONTAINS
-            + scope
-            + " ORDER BY session_id, seq LIMIT ?",
-            [self._storable(needle), *params, limit],
-        )
-        return [
-            RecallHit(s, int(q), r, substring_snippet(text, needle), 0.0, text)
-            for s, q, r, text in rows
-        ]
+        hits = self._word_hits(words, session_id, limit) if words else []
+        if not hits:
+            # No word matched (or the query has no words, only punctuation such as `": "`).
+            scope, params = in_session(session_id)
+            rows = self._read(
+                "SELECT session_id, seq, role, text FROM archive WHERE "
+                + self._CONTAINS
+                + scope
+                + " ORDER BY session_id, seq LIMIT ?",
+                [self._storable(needle), *params, limit],
+            )
+            hits = [
+                RecallHit(s, int(q), r, substring_snippet(text, needle), 0.0, text)
+                for s, q, r, text in rows
+            ]
+        return self._with_originals(hits)
+
+    def _handle_hits(
+        self, handles: list[str], session_id: str | None, limit: int
+    ) -> list[RecallHit]:
+        """The originals kept under `handles`, in their order (a handle may be in several
+        sessions when `session_id` is None), at most `limit`."""
+        scope: LiteralString = "" if session_id is None else " AND h.session_id = ?"
+        hits: list[RecallHit] = []
+        for handle in handles:
+            rows = self._read(
+                "SELECT h.session_id, h.seq, coalesce(h.data, m.data) FROM handles h"
+                " LEFT JOIN messages m ON m.session_id = h.session_id AND m.seq = h.seq"
+                " WHERE h.handle = ?" + scope + " ORDER BY h.session_id LIMIT ?",
+                [handle, *([] if session_id is None else [session_id]), limit - len(hits)],
+            )
+            for sid, logged, data in rows:
+                seq = None if logged is None else int(logged)
+                message = load_message(data, sid, -1 if seq is None else seq)
+                text = searchable_text(message)
+                snippet = substring_snippet(text, "")
+                hits.append(RecallHit(sid, seq, message.role, snippet, 0.0, text, handle, message))
+            if len(hits) >= limit:
+                break
+        return hits
+
+    def _with_originals(self, hits: list[RecallHit]) -> list[RecallHit]:
+        """Word hits with their original message and the handle its placeholder shows (one
+        read of each per session among the hits)."""
+        found: dict[str, tuple[dict[int, str], dict[int, str]]] = {}
+        for sid in dict.fromkeys(h.session_id for h in hits):
+            seqs = self._seq_list(sorted({h.seq for h in hits if h.session_id == sid and h.seq}))
+            data = self._read(
+                "SELECT seq, data FROM messages WHERE session_id = ? AND " + self._SEQ_IN,
+                (sid, seqs),
+            )
+            handles = self._read(
+                "SELECT seq, min(handle) FROM handles WHERE session_id = ? AND "
+                + self._SEQ_IN
+                + " GROUP BY seq",
+                (sid, seqs),
+            )
+            found[sid] = ({int(q): d for q, d in data}, {int(q): h for q, h in handles})
+        done: list[RecallHit] = []
+        for hit in hits:
+            stored, named = found[hit.session_id]
+            if hit.seq is None or hit.seq not in stored:  # never: the archive names logged seqs
+                continue
+            message = load_message(stored[hit.seq], hit.session_id, hit.seq)
+            text = searchable_text(message)
+            handle = named.get(hit.seq)
+            done.append(dataclasses.replace(hit, text=text, handle=handle, message=message))
+        return done
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -71,6 +71,23 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         );
         """,
     ),
+    (
+        # The archive handle (`m-…`) each compaction's placeholders show, so recall finds
+        # an original by it: the logged seq, or the message itself when a compaction made it.
+        "004_handles",
+        """
+        CREATE TABLE handles (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            handle TEXT NOT NULL,
+            seq INTEGER,
+            data TEXT,
+            PRIMARY KEY (session_id, handle),
+            CHECK ((seq IS NULL) <> (data IS NULL))
+        ) WITHOUT ROWID;
+        CREATE INDEX handles_by_handle ON handles (handle);
+        CREATE INDEX handles_by_seq ON handles (session_id, seq);
+        """,
+    ),
 )
 
 
