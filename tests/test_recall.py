@@ -329,3 +329,21 @@ def test_the_agent_recalls_a_handle_its_compacted_view_shows(
     runner = CliRunner()
     cli_answer = runner.invoke(cli, ["recall", session.id, handle, "--store", str(store)])
     assert content in cli_answer.stdout
+
+
+def test_an_original_archived_before_the_store_kept_handles_is_found_by_its_words(
+    store: SessionStore,
+) -> None:
+    log = SessionLog.open(store, "s", **FIELDS)
+    log.append(*tool_session())
+    log.compact(
+        Compactor(CompactionConfig(keep_recent_n=2, strategies=(MaskStrategy(),))), force=True
+    )
+    # A compaction recorded before migration 004_handles has no handle rows.
+    with store._write() as db:  # type: ignore[attr-defined]
+        db.execute("DELETE FROM handles WHERE session_id = ?", ("s",))
+    (hit,) = log.recall("7f3a9c21")
+    assert (hit.seq, hit.handle) == (4, None) and hit.message == tool_session()[3]
+    assert log.recall(shown(log.messages)[0]) == []
+    answer = recall_tool(log).run({"query": "7f3a9c21"}).text
+    assert answer.startswith("[message 4, tool,") and "build-id 7f3a9c21" in answer
