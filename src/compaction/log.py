@@ -197,12 +197,16 @@ class SessionLog:
             seqs.append(seq)
         kept = {s for s in seqs if s is not None}
         replaced = [s for s in self._seqs if s is not None and s not in kept]
+        # The archive holds the view's own message objects: their seqs are known here, so
+        # the store need not look for them by fingerprint.
+        handles = {h: by_identity.get(id(m), m) for h, m in result.receipt.archive.items()}
         number = self.store.record_compaction(
             self.session_id,
             view=view,
             replaced=replaced,
             receipt=result.receipt,
             after_seq=self._last,
+            handles=handles,
         )
         self._messages = list(result.conversation.messages)
         self._seqs = seqs

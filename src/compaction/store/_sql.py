@@ -238,6 +238,7 @@ class SQLStore(ABC):
         replaced: Sequence[int],
         receipt: Receipt,
         after_seq: int | None = None,
+        handles: Mapping[str, int | Message] | None = None,
     ) -> int:
         entries = view_entries(view)
         summary = "\n\n".join(receipt.summaries)
@@ -290,7 +291,14 @@ class SQLStore(ABC):
                 "INSERT INTO archive (session_id, seq, role, text) VALUES (?, ?, ?, ?)", rows
             )
             db.executemany(
-                self._INSERT_HANDLE, self._handle_rows(db, session_id, receipt, entries, replaced)
+                self._INSERT_HANDLE,
+                self._handle_rows(
+                    db,
+                    session_id,
+                    receipt.archive if handles is None else handles,
+                    entries,
+                    replaced,
+                ),
             )
         return int(number)
 
@@ -298,29 +306,32 @@ class SQLStore(ABC):
         self,
         db: Connection,
         session_id: str,
-        receipt: Receipt,
+        handles: Mapping[str, int | Message],
         view: Sequence[int | object],
         replaced: Sequence[int],
     ) -> list[tuple[str, str, int | None, str | None]]:
-        """A row for each handle of the receipt's archive: the seq of the logged message it
-        names, matched by fingerprint among the messages this compaction saw (the ones it
-        replaced or kept), else the message itself (one an earlier compaction made). Costs
-        what the compaction archived, whatever the store holds."""
-        if not receipt.archive:
-            return []
-        seen = sorted({*replaced, *(v for v in view if isinstance(v, int))})
+        """A row for each handle: the seq of the logged message it names, else the message
+        itself (one an earlier compaction made). A message is first looked for among the
+        logged messages this compaction saw (the ones it replaced or kept), by fingerprint.
+        Costs what the compaction archived, whatever the store holds."""
+        unresolved = [m for m in handles.values() if isinstance(m, Message)]
         logged: dict[str, int] = {}
-        for seq, digest in db.execute(
-            "SELECT seq, digest FROM messages WHERE session_id = ? AND "
-            + self._SEQ_IN
-            + " ORDER BY seq",
-            (session_id, self._seq_list(seen)),
-        ).fetchall():
-            logged.setdefault(digest, int(seq))
+        if unresolved:
+            seen = sorted({*replaced, *(v for v in view if isinstance(v, int))})
+            for seq, digest in db.execute(
+                "SELECT seq, digest FROM messages WHERE session_id = ? AND "
+                + self._SEQ_IN
+                + " ORDER BY seq",
+                (session_id, self._seq_list(seen)),
+            ).fetchall():
+                logged.setdefault(digest, int(seq))
         rows: list[tuple[str, str, int | None, str | None]] = []
-        for handle, message in receipt.archive.items():
-            seq = logged.get(fingerprint(message))
-            data = None if seq is not None else dumps(message_to_dict(message))
+        for handle, named in handles.items():
+            if isinstance(named, int):
+                rows.append((session_id, handle, named, None))
+                continue
+            seq = logged.get(fingerprint(named))
+            data = None if seq is not None else dumps(message_to_dict(named))
             rows.append((session_id, handle, seq, data))
         return rows
 

@@ -218,10 +218,14 @@ class SessionStore(Protocol):
         replaced: Sequence[int],
         receipt: Receipt,
         after_seq: int | None = None,
+        handles: Mapping[str, int | Message] | None = None,
     ) -> int:
         """Log one compaction: the view after it, the seqs it replaced (archived for recall)
         and its receipt. `after_seq` is the last logged message the compaction saw (default:
-        the last one logged). Returns the compaction's number (1, 2, … per session)."""
+        the last one logged). `handles` are the receipt archive's handles, each to the seq of
+        the logged message it names or to the message (which the store then looks for among
+        the messages the compaction saw); None: the receipt's archive as it is. Returns the
+        compaction's number (1, 2, … per session)."""
         ...
 
     def compactions(self, session_id: str) -> list[CompactionRecord]:

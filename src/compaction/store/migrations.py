@@ -74,6 +74,9 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
         # The archive handle (`m-…`) each compaction's placeholders show, so recall finds
         # an original by it: the logged seq, or the message itself when a compaction made it.
+        # No index beyond the key, as every compaction writes these rows: the lookups (a
+        # handle, the handles of a few seqs) are within one session, the key's prefix; only
+        # the library's recall across every session reads the whole table.
         "004_handles",
         """
         CREATE TABLE handles (
@@ -84,8 +87,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             PRIMARY KEY (session_id, handle),
             CHECK ((seq IS NULL) <> (data IS NULL))
         ) WITHOUT ROWID;
-        CREATE INDEX handles_by_handle ON handles (handle);
-        CREATE INDEX handles_by_seq ON handles (session_id, seq);
         """,
     ),
 )

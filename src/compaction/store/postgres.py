@@ -111,6 +111,9 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
         # The archive handle (`m-…`) each compaction's placeholders show, so recall finds
         # an original by it: the logged seq, or the message itself when a compaction made it.
+        # No index beyond the key, as every compaction writes these rows: the lookups (a
+        # handle, the handles of a few seqs) are within one session, the key's prefix; only
+        # the library's recall across every session reads the whole table.
         "004_handles",
         """
         CREATE TABLE handles (
@@ -122,8 +125,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             FOREIGN KEY (session_id, seq) REFERENCES messages (session_id, seq),
             CHECK ((seq IS NULL) <> (data IS NULL))
         );
-        CREATE INDEX handles_by_handle ON handles (handle);
-        CREATE INDEX handles_by_seq ON handles (session_id, seq);
         """,
     ),
 )
