@@ -33,7 +33,7 @@ from compaction.compactor import Receipt
 from compaction.exceptions import SessionNotFoundError, StoreError
 from compaction.messages import Message
 from compaction.recall import handles_in
-from compaction.serialize import message_to_dict
+from compaction.serialize import message_from_dict, message_to_dict
 from compaction.store.base import (
     CompactionRecord,
     RecallHit,
@@ -410,9 +410,9 @@ class SQLStore(ABC):
             )
             for sid, logged, data in rows:
                 seq = None if logged is None else int(logged)
-                message = load_message(data, sid, -1 if seq is None else seq)
+                message = message_from_dict(json.loads(data), f"session {sid} {handle}")
                 text = searchable_text(message)
-                snippet = substring_snippet(text, "")
+                snippet = text[:120] + ("…" if len(text) > 120 else "")
                 hits.append(RecallHit(sid, seq, message.role, snippet, 0.0, text, handle, message))
             if len(hits) >= limit:
                 break
