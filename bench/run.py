@@ -22,6 +22,7 @@ sys.path.insert(0, str(HERE))
 import bench_compaction  # noqa: E402
 import bench_proxy  # noqa: E402
 import bench_realdata  # noqa: E402
+import bench_recall  # noqa: E402
 import bench_retention  # noqa: E402
 import bench_tokens  # noqa: E402
 
@@ -48,7 +49,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def main() -> int:
     started = time.time()
     rows: list[dict[str, Any]] = []
-    for module in (bench_tokens, bench_compaction, bench_retention, bench_realdata, bench_proxy):
+    suites = (bench_tokens, bench_compaction, bench_recall, bench_retention, bench_realdata)
+    for module in (*suites, bench_proxy):
         name = module.__name__
         print(f"running {name} …", file=sys.stderr, flush=True)
         for row in module.run():

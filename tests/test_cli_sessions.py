@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -235,7 +236,8 @@ def test_recall_finds_a_value_from_a_compacted_tool_output(db: Path) -> None:
     code, out, err = run("recall", "deploy", "build-id 7f3a9c21", "--store", str(db))
     assert code == 0, err
     (line,) = out.splitlines()
-    assert line.split()[:3] == ["seq", "4", "tool"]
+    handle, *where = line.split()[:4]
+    assert re.fullmatch(r"m-[0-9a-f]{12}", handle) and where == ["seq", "4", "tool"]
     assert "[7f3a9c21]" in line
 
 
@@ -243,7 +245,7 @@ def test_recall_full_prints_the_exact_original(db: Path) -> None:
     original = tool_session()[5]
     code, out, _ = run("recall", "deploy", "54817", "--store", str(db), "--full")
     assert code == 0
-    assert out.startswith("--- seq 6 (tool) ---\n← result of c2:\n")
+    assert re.match(r"--- m-[0-9a-f]{12} seq 6 \(tool\) ---\n← result of c2:\n", out)
     assert original.tool_results[0].text in out
     code, out, _ = run("recall", "deploy", "54817", "--store", str(db), "--full", "--json")
     (hit,) = json.loads(out)

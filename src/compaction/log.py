@@ -20,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compaction.compactor import CompactionResult, Compactor
-from compaction.exceptions import HistoryDivergedError
+from compaction.exceptions import HistoryDivergedError, SessionNotFoundError
 from compaction.messages import Conversation, Message
+from compaction.recall import HANDLE
 from compaction.store import RecallHit, SessionInfo, SessionStore, fingerprint
 
 __all__ = ["HistoryDivergedError", "SessionLog", "fingerprint"]
@@ -95,10 +96,27 @@ class SessionLog:
         return Conversation(messages=tuple(self._messages), **{**self._fields, **fields})
 
     def recall(self, query: str, limit: int = 5) -> list[RecallHit]:
+        """The originals this session's compactions replaced that `query` names: an archive
+        handle (`m-…`, as placeholders show it) gets the original kept under it, words get
+        the best matches (`compaction.recall` describes the hits)."""
         return self.store.recall(query, session_id=self.session_id, limit=limit)
 
-    def original(self, seq: int) -> Message:
-        return self.store.message(self.session_id, seq)
+    def original(self, key: int | str) -> Message:
+        """The exact original: logged message `key` (a seq), or the one kept under archive
+        handle `key` (`m-…`). `SessionNotFoundError` when the session has no such message."""
+        if isinstance(key, int):
+            return self.store.message(self.session_id, key)
+        hits = (
+            self.store.recall(key, session_id=self.session_id, limit=1)
+            if HANDLE.fullmatch(key)
+            else []
+        )
+        if not hits or hits[0].message is None:
+            raise SessionNotFoundError(
+                f"session {self.session_id!r} keeps no original as {key!r} (an archive handle "
+                "is m- and 12 hex digits, as placeholders show it)"
+            )
+        return hits[0].message
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -179,12 +197,16 @@ class SessionLog:
             seqs.append(seq)
         kept = {s for s in seqs if s is not None}
         replaced = [s for s in self._seqs if s is not None and s not in kept]
+        # The archive holds the view's own message objects: their seqs are known here, so
+        # the store need not look for them by fingerprint.
+        handles = {h: by_identity.get(id(m), m) for h, m in result.receipt.archive.items()}
         number = self.store.record_compaction(
             self.session_id,
             view=view,
             replaced=replaced,
             receipt=result.receipt,
             after_seq=self._last,
+            handles=handles,
         )
         self._messages = list(result.conversation.messages)
         self._seqs = seqs

@@ -21,6 +21,7 @@ This module must never call a model.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import json
@@ -35,7 +36,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from compaction.exceptions import ConfigError
 from compaction.providers.base import ToolSpec
-from compaction.store.text import searchable_text
+from compaction.recall import MAX_CHARS as MAX_RECALL_CHARS
+from compaction.recall import SPEC as RECALL
+from compaction.recall import answer_call
 
 if TYPE_CHECKING:
     from compaction.log import SessionLog
@@ -267,61 +270,21 @@ def list_directory(path: str = ".") -> str:
     return "\n".join(e.name + ("/" if e.is_dir() else "") for e in entries)
 
 
-def recall_tool(log: SessionLog, *, limit: int = 3, max_chars: int = 4000) -> Tool:
-    """A `recall` tool bound to a session log: full-text search over everything compacted
-    away in this session, answering with the matching lines of the originals, verbatim."""
+def recall_tool(log: SessionLog, *, limit: int = 5, max_chars: int = MAX_RECALL_CHARS) -> Tool:
+    """The `recall` tool bound to a session log, declared and answered as every recall tool
+    is (`compaction.recall`): a query that is an archive handle (`m-…`, as placeholders show
+    it) gets that original whole, words get the matching lines of the best `limit` originals,
+    each under its handle; `max_chars` bounds the answer."""
 
     def recall(query: str) -> str:
-        """Search the earlier parts of this conversation that were compacted away and get
-        the exact original lines back. Use it when a summary or a placeholder mentions
-        something whose details you need (a value, an error message, a file's content).
+        return answer_call(
+            lambda q: log.recall(q, limit=limit), {"query": query}, max_chars=max_chars
+        )
 
-        Args:
-            query: words to look for, e.g. an identifier, a file name or an error.
-        """
-        hits = log.recall(query, limit=limit)
-        if not hits:
-            return f"nothing compacted away matches {query!r}"
-        budget = max(max_chars // len(hits), 400)
-        blocks = []
-        for hit in hits:
-            text = searchable_text(log.original(hit.seq))
-            blocks.append(
-                f"[message {hit.seq}, {hit.role}, {len(text)} chars]\n"
-                + matching_lines(text, query, max_chars=budget)
-            )
-        return "\n\n".join(blocks)
-
-    return make_tool(recall)
-
-
-def matching_lines(text: str, query: str, *, context: int = 2, max_chars: int = 4000) -> str:
-    """The lines of `text` that contain a word of `query` (case-insensitive), with `context`
-    lines around each, verbatim; gaps are marked `…`. The whole text when it is short."""
-    if len(text) <= max_chars:
-        return text
-    words = [w.lower() for w in re.findall(r"\w+", query)]
-    lines = text.splitlines()
-    keep: set[int] = set()
-    for i, line in enumerate(lines):
-        lowered = line.lower()
-        if any(w in lowered for w in words):
-            keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
-    out: list[str] = []
-    size = 0
-    previous = -1
-    for i in sorted(keep):
-        if i != previous + 1:
-            out.append("…")
-        if size + len(lines[i]) > max_chars:
-            out.append("[… more matches not shown]")
-            break
-        out.append(lines[i])
-        size += len(lines[i]) + 1
-        previous = i
-    if not out:
-        return text[:max_chars] + "\n[…]"
-    return "\n".join(out)
+    made = make_tool(recall, name=RECALL.name, description=RECALL.description)
+    # The declaration is the shared one, word for word (the proxy's tool declares the same);
+    # the arguments model made from the signature validates exactly that one string.
+    return dataclasses.replace(made, parameters=RECALL.parameters)
 
 
 BUILTIN_TOOLS: Mapping[str, Tool] = {t.name: t for t in (read_file, list_directory)}

@@ -4,6 +4,7 @@ from the archive, invisible to the client."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,6 +24,8 @@ from .upstream import (
 )
 
 pytestmark = pytest.mark.anyio
+
+HANDLE = re.compile(r"m-[0-9a-f]{12}")
 
 
 def recall_call(call_id: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -56,27 +59,49 @@ async def test_chat_recall_is_answered_from_the_archive_and_hidden_from_the_clie
         assert [t["function"]["name"] for t in first["tools"]] == ["read_file", "recall"]
         answer = second["messages"][-1]
         assert answer["role"] == "tool" and answer["tool_call_id"] == "rc1"
-        assert "[payload] [3] [line] [7]" in answer["content"]  # the match, marked
+        # the matching original verbatim, under the handle its placeholder shows
+        assert "def helper_3_7(): return 'payload 3 line 7'" in answer["content"]
+        assert HANDLE.match(answer["content"].removeprefix("["))
         assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "recall"
         # the exchange is not part of the session: the next request extends the client's history
         log = (await h.status())["sessions"][0]["log"]
         assert not any("recall" in m.text for _, m in h.store.messages(log))
 
 
-async def test_recall_by_seq_returns_the_whole_original() -> None:
+def handle_in(messages: list[dict[str, Any]]) -> str:
+    """The first archive handle the compacted request shows the model (a placeholder's)."""
+    found = HANDLE.findall(json.dumps(messages))
+    assert found, "the compacted request shows a handle"
+    return str(found[0])
+
+
+def original_output(history: list[dict[str, Any]], handle: str, sent: list[dict[str, Any]]) -> str:
+    """The client's tool output whose placeholder (in `sent`) shows `handle`."""
+    (placeholder,) = [m for m in sent if m.get("role") == "tool" and handle in m["content"]]
+    (original,) = [m for m in history if m.get("tool_call_id") == placeholder["tool_call_id"]]
+    return str(original["content"])
+
+
+async def test_recall_of_a_handle_the_compacted_request_shows_returns_the_original() -> None:
+    recalled: list[str] = []
+
     def handler(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
         if data["messages"][-1]["role"] != "tool":
-            return httpx.Response(
-                200, json=chat_completion("", tool_calls=[recall_call("rc", {"seq": 7})])
-            )
-        return httpx.Response(200, json=chat_completion(data["messages"][-1]["content"]))
+            recalled.append(handle_in(data["messages"]))
+            call = recall_call("rc", {"query": recalled[-1]})
+            return httpx.Response(200, json=chat_completion("", tool_calls=[call]))
+        return httpx.Response(200, json=chat_completion("ok"))
 
+    history = chat_history(12)
     async with running(compaction=POLICY, recall_tool=True, handler=handler) as h:
-        response = await h.client.post("/v1/chat/completions", json=chat(chat_history(12)))
-        text = response.json()["choices"][0]["message"]["content"]
-        # seqs count from 1: seq 7 is the tool result of call_1, all 30 lines of it
-        assert text.startswith("message 7 (tool)")
-        assert "payload 1 line 0" in text and "payload 1 line 29" in text
+        response = await h.client.post("/v1/chat/completions", json=chat(history))
+        assert response.json() == chat_completion("ok")
+        first, second = (s.json()["messages"] for s in h.upstream.seen)
+        (handle,) = recalled
+        answer = second[-1]
+        assert answer["role"] == "tool" and answer["tool_call_id"] == "rc"
+        assert handle in answer["content"]
+        assert original_output(history, handle, first) in answer["content"]
 
 
 async def test_mixed_calls_reach_the_client_without_the_recall_call() -> None:
@@ -113,7 +138,8 @@ async def test_anthropic_recall_and_no_tool_for_uncompacted_sessions() -> None:
         response = await h.client.post("/v1/messages", json=body)
         assert response.json() == anthropic_message("ok")
         result = h.upstream.last.json()["messages"][-1]["content"][0]
-        assert result["type"] == "tool_result" and "[payload] [2] [line] [4]" in result["content"]
+        assert result["type"] == "tool_result"
+        assert "def helper_2_4(): return 'payload 2 line 4'" in result["content"]
         small = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": anthropic_history(1)}
         await h.client.post("/v1/messages", json=small)
         assert "tools" not in h.upstream.last.json()  # nothing compacted: nothing to recall
@@ -207,24 +233,27 @@ async def test_streamed_chat_recall_is_answered_and_the_answers_join_into_one_st
             {"id": "rc1", "type": "function", "function": {"name": "recall", "arguments": query}}
         ]
         assert answer["role"] == "tool" and answer["tool_call_id"] == "rc1"
-        assert "[payload] [3] [line] [7]" in answer["content"]
+        assert "def helper_3_7(): return 'payload 3 line 7'" in answer["content"]
 
 
-async def test_streamed_recall_by_seq_sends_the_archived_original_upstream() -> None:
+async def test_streamed_recall_of_a_handle_sends_the_archived_original_upstream() -> None:
+    recalled: list[str] = []
+
     def handler(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
         if data["messages"][-1]["role"] != "tool":
+            recalled.append(handle_in(data["messages"]))
+            arguments = json.dumps({"query": recalled[-1]})
             # all in one chunk: the recall call starts in the middle of it
-            return sse_response([b"".join(chat_recall_stream(("rc", "recall", '{"seq": 7}')))])
+            return sse_response([b"".join(chat_recall_stream(("rc", "recall", arguments)))])
         return sse_response(chat_chunks("ok"))
 
+    history = chat_history(12)
     async with running(compaction=POLICY, recall_tool=True, handler=handler) as h:
-        response = await h.client.post(
-            "/v1/chat/completions", json=chat(chat_history(12), stream=True)
-        )
+        response = await h.client.post("/v1/chat/completions", json=chat(history, stream=True))
         assert chat_text(sse_data(response.content)) == "Let me check. ok "
-        answer = h.upstream.last.json()["messages"][-1]["content"]
-        assert answer.startswith("message 7 (tool)")
-        assert "payload 1 line 0" in answer and "payload 1 line 29" in answer
+        first, second = (s.json()["messages"] for s in h.upstream.seen)
+        (handle,) = recalled
+        assert original_output(history, handle, first) in second[-1]["content"]
 
 
 async def test_streamed_mixed_calls_reach_the_client_without_the_recall_call() -> None:
@@ -403,7 +432,7 @@ async def test_streamed_anthropic_recall_continues_the_same_message() -> None:
         }
         result = results["content"][0]
         assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_r"
-        assert "[payload] [2] [line] [4]" in result["content"]
+        assert "def helper_2_4(): return 'payload 2 line 4'" in result["content"]
 
 
 async def test_streamed_anthropic_mixed_calls_reach_the_client_without_the_recall_call() -> None:
@@ -438,3 +467,38 @@ async def test_no_recall_tool_for_streamed_responses_requests() -> None:
         sent = h.upstream.last.json()
         assert len(h.upstream.last.body) < len(json.dumps(body))  # compacted, yet no recall
         assert all(t.get("name") != "recall" for t in sent.get("tools", []))
+
+
+async def test_anthropic_recall_of_a_handle_returns_the_original() -> None:
+    recalled: list[str] = []
+
+    def handler(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
+        last = data["messages"][-1]["content"]
+        if isinstance(last, list) and last[0].get("tool_use_id") == "toolu_r":
+            return httpx.Response(200, json=anthropic_message("ok"))
+        recalled.append(handle_in(data["messages"]))
+        use = {"type": "tool_use", "id": "toolu_r", "name": "recall", "input": {}}
+        use["input"] = {"query": recalled[-1]}
+        return httpx.Response(200, json=anthropic_message("", tool_use=[use]))
+
+    history = anthropic_history(12)
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": history}
+    async with running(compaction=POLICY, recall_tool=True, handler=handler) as h:
+        response = await h.client.post("/v1/messages", json=body)
+        assert response.json() == anthropic_message("ok")
+        first, second = (s.json()["messages"] for s in h.upstream.seen)
+        (handle,) = recalled
+        blocks = [b for m in first if isinstance(m["content"], list) for b in m["content"]]
+        (placeholder,) = [
+            b for b in blocks if b.get("type") == "tool_result" and handle in json.dumps(b)
+        ]
+        (original,) = [
+            b
+            for m in history
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("tool_use_id") == placeholder["tool_use_id"]
+        ]
+        answer = second[-1]["content"][0]
+        assert answer["tool_use_id"] == "toolu_r"
+        assert original["content"] in answer["content"]

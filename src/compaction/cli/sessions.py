@@ -18,6 +18,7 @@ import click
 from compaction.cli.transcripts import fmt_tokens, plural, user_errors
 from compaction.exceptions import SessionNotFoundError
 from compaction.messages import ImagePart, Message, ToolCallPart, ToolResultPart
+from compaction.recall import handles_in
 from compaction.serialize import message_to_dict
 from compaction.store import SessionInfo, SessionStore, open_store, store_location
 from compaction.tokens import ConversationCounter
@@ -266,36 +267,37 @@ def recall_command(
     as_json: bool,
     full: bool,
 ) -> None:
-    """Search everything compacted away in SESSION for QUERY (words, or any substring)."""
+    """The originals compacted away in SESSION that QUERY names: an archive handle (m-…, as
+    a placeholder shows it) for that original whole, or words (or any substring) to search."""
     location = resolve_store(store)
     with existing_store(location) as opened:
         sessions, _ = require_session(opened, location, session_id)
         hits = sessions.recall(query, session_id=session_id, limit=limit)
-        originals = {h.seq: sessions.message(session_id, h.seq) for h in hits} if full else {}
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        **h.to_dict(),
-                        **({"message": message_to_dict(originals[h.seq])} if full else {}),
-                    }
-                    for h in hits
-                ],
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        rows = [
+            {**h.to_dict(), **({"message": message_to_dict(h.message)} if full else {})}
+            for h in hits
+            if h.message is not None
+        ]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
+    named = handles_in(query)
     if not hits:
-        click.echo(f"nothing compacted away in {session_id} matches {query!r}", err=True)
+        missing = (
+            f"no original is kept as {', '.join(named)} in {session_id}"
+            if named
+            else f"nothing compacted away in {session_id} matches {query!r}"
+        )
+        click.echo(missing, err=True)
         return
     for hit in hits:
-        if full:
-            click.echo(f"--- seq {hit.seq} ({hit.role}) ---")
-            click.echo(full_text(originals[hit.seq]))
+        where = "seq -" if hit.seq is None else f"seq {hit.seq}"
+        if (full or named) and hit.message is not None:
+            click.echo(f"--- {hit.handle or '-'} {where} ({hit.role}) ---")
+            click.echo(full_text(hit.message))
         else:
-            click.echo(f"seq {hit.seq:<5} {hit.role:<9} {' '.join(hit.snippet.split())}")
+            snippet = " ".join(hit.snippet.split())
+            click.echo(f"{hit.handle or '-':<14} {where:<9} {hit.role:<9} {snippet}")
 
 
 def _when(info: SessionInfo) -> str:

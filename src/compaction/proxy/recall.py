@@ -1,13 +1,14 @@
 """The optional `recall` tool: offered to the model once a session has compacted, answered
 by the proxy from the store's archive of everything compacted away.
 
-The proxy answers a recall itself and sends the conversation back upstream with the answer
-appended, so the client never sees the call; the exchange is not logged into the session
-(the client's history does not contain it either). Unstreamed answers are handled here and
-in the app; streamed ones (Chat Completions and Messages only, not Responses) by
-`compaction.proxy.recall_stream`, which holds back the rest of an answer from the recall
-call on. A response that mixes recall with the client's own tool calls reaches the client
-with the recall calls removed (the model may ask again).
+The tool is the one every recall tool is (`compaction.recall`: a handle or words in, the
+originals verbatim out). The proxy answers a recall itself and sends the conversation back
+upstream with the answer appended, so the client never sees the call; the exchange is not
+logged into the session (the client's history does not contain it either). Unstreamed
+answers are handled here and in the app; streamed ones (Chat Completions and Messages only,
+not Responses) by `compaction.proxy.recall_stream`, which holds back the rest of an answer
+from the recall call on. A response that mixes recall with the client's own tool calls
+reaches the client with the recall calls removed (the model may ask again).
 
 This module must never answer with anything but the session's own archive.
 """
@@ -20,35 +21,24 @@ from typing import Any, Final
 from compaction.exceptions import CompactionError
 from compaction.log import SessionLog
 from compaction.providers.anthropic import messages_tool
-from compaction.providers.base import ToolSpec
 from compaction.providers.openai import chat_tool
 from compaction.proxy.errors import ApiName
-from compaction.store import searchable_text
+from compaction.recall import SPEC as RECALL
+from compaction.recall import answer_call
 
-NAME: Final = "recall"
+NAME: Final = RECALL.name
 MAX_ROUNDS: Final = 3
-DESCRIPTION: Final = (
-    "Search the earlier part of this conversation that was compacted away and get its exact "
-    "text back. Pass `query` (words to look for) to get matching excerpts with their `seq` "
-    "numbers, or `seq` to get one original message in full."
-)
-PARAMETERS: Final = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "description": "Words to look for."},
-        "seq": {"type": "integer", "description": "The number of a message to return whole."},
-    },
-}
 
 
 def tool_schema(api: ApiName) -> dict[str, Any]:
-    spec = ToolSpec(NAME, DESCRIPTION, PARAMETERS)
+    """The recall tool as `api` declares a function tool: the one declaration every recall
+    tool shares (`compaction.recall.SPEC`)."""
     if api == "anthropic":
-        return messages_tool(spec)
+        return messages_tool(RECALL)
     if api == "responses":
         # Responses declares a function tool flat: the Chat Completions declaration unwrapped.
-        return {"type": "function", **chat_tool(spec)["function"]}
-    return chat_tool(spec)
+        return {"type": "function", **chat_tool(RECALL)["function"]}
+    return chat_tool(RECALL)
 
 
 def offer(api: ApiName, body: dict[str, Any]) -> dict[str, Any]:
@@ -104,22 +94,12 @@ def _all_calls(api: ApiName, response: Any) -> list[tuple[str, str, dict[str, An
 
 
 def answer(log: SessionLog, arguments: dict[str, Any]) -> str:
-    """The text a recall call gets back."""
+    """The text a recall call gets back, as the agent's recall tool answers it
+    (`compaction.recall.answer_call`); a store that fails says so in the answer."""
     try:
-        seq = arguments.get("seq")
-        if isinstance(seq, int) and not isinstance(seq, bool):
-            message = log.original(seq)
-            return f"message {seq} ({message.role}):\n{searchable_text(message)}"
-        query = arguments.get("query")
-        if not isinstance(query, str) or not query.strip():
-            return "recall needs a `query` (words to look for) or a `seq` number."
-        hits = log.recall(query, limit=5)
+        return answer_call(log.recall, arguments)
     except CompactionError as e:
         return f"recall failed: {e}"
-    if not hits:
-        return f"nothing compacted away matches {query!r}."
-    lines = [f"seq {h.seq} ({h.role}): {h.snippet}" for h in hits]
-    return "\n".join(lines) + "\n(call recall with `seq` for a whole message)"
 
 
 def continued(

@@ -1,5 +1,6 @@
 """The session store: an append-only log of every message and every compaction, the
-model-visible view derived from it, and full-text recall of everything compacted away.
+model-visible view derived from it, and recall of everything compacted away, by the archive
+handle its placeholder shows or by full-text search (`compaction.recall`).
 
 `SessionStore` is the protocol every backend implements (`compaction.store.base`);
 `open_store` picks the backend from the location:

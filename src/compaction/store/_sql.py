@@ -10,6 +10,7 @@ one of these hooks:
   session's row, locked by the UPDATE in `_touch_session`);
 - `_reading()` and `_snapshot()`: one read, and the reads of a view;
 - `_INSERT_SESSION`: a session's row, unless one with its id exists;
+- `_INSERT_HANDLE`: an archive handle's row, unless the session has that handle already;
 - `_SEQ_IN` and `_seq_list()`: "seq is one of these", with the list as one parameter;
 - `_CONTAINS`: "`text` contains the parameter, in any case";
 - `_word_hits()`: the full-text search of `recall`;
@@ -20,6 +21,7 @@ This module must never import a database driver: every backend imports it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from abc import ABC, abstractmethod
@@ -30,7 +32,8 @@ from typing import Any, ClassVar, LiteralString, Protocol, Self
 from compaction.compactor import Receipt
 from compaction.exceptions import SessionNotFoundError, StoreError
 from compaction.messages import Message
-from compaction.serialize import message_to_dict
+from compaction.recall import handles_in
+from compaction.serialize import message_from_dict, message_to_dict
 from compaction.store.base import (
     CompactionRecord,
     RecallHit,
@@ -92,6 +95,7 @@ class SQLStore(ABC):
     path: str
 
     _INSERT_SESSION: ClassVar[LiteralString]
+    _INSERT_HANDLE: ClassVar[LiteralString]
     _SEQ_IN: ClassVar[LiteralString]
     _CONTAINS: ClassVar[LiteralString]
 
@@ -234,6 +238,7 @@ class SQLStore(ABC):
         replaced: Sequence[int],
         receipt: Receipt,
         after_seq: int | None = None,
+        handles: Mapping[str, int | Message] | None = None,
     ) -> int:
         entries = view_entries(view)
         summary = "\n\n".join(receipt.summaries)
@@ -285,7 +290,50 @@ class SQLStore(ABC):
             db.executemany(
                 "INSERT INTO archive (session_id, seq, role, text) VALUES (?, ?, ?, ?)", rows
             )
+            db.executemany(
+                self._INSERT_HANDLE,
+                self._handle_rows(
+                    db,
+                    session_id,
+                    receipt.archive if handles is None else handles,
+                    entries,
+                    replaced,
+                ),
+            )
         return int(number)
+
+    def _handle_rows(
+        self,
+        db: Connection,
+        session_id: str,
+        handles: Mapping[str, int | Message],
+        view: Sequence[int | object],
+        replaced: Sequence[int],
+    ) -> list[tuple[str, str, int | None, str | None]]:
+        """A row for each handle: the seq of the logged message it names, else the message
+        itself (one an earlier compaction made). A message is first looked for among the
+        logged messages this compaction saw (the ones it replaced or kept), by fingerprint.
+        Costs what the compaction archived, whatever the store holds."""
+        unresolved = [m for m in handles.values() if isinstance(m, Message)]
+        logged: dict[str, int] = {}
+        if unresolved:
+            seen = sorted({*replaced, *(v for v in view if isinstance(v, int))})
+            for seq, digest in db.execute(
+                "SELECT seq, digest FROM messages WHERE session_id = ? AND "
+                + self._SEQ_IN
+                + " ORDER BY seq",
+                (session_id, self._seq_list(seen)),
+            ).fetchall():
+                logged.setdefault(digest, int(seq))
+        rows: list[tuple[str, str, int | None, str | None]] = []
+        for handle, named in handles.items():
+            if isinstance(named, int):
+                rows.append((session_id, handle, named, None))
+                continue
+            seq = logged.get(fingerprint(named))
+            data = None if seq is not None else dumps(message_to_dict(named))
+            rows.append((session_id, handle, seq, data))
+        return rows
 
     def compactions(self, session_id: str) -> list[CompactionRecord]:
         self.session(session_id)
@@ -325,24 +373,78 @@ class SQLStore(ABC):
         needle = query.strip()
         if not needle:
             return []
+        handles = handles_in(query)
+        if handles:
+            return self._handle_hits(handles, session_id, limit)
         words = query_words(query)
-        if words:
-            hits = self._word_hits(words, session_id, limit)
-            if hits:
-                return hits
-        # No word matched (or the query has no words, only punctuation such as `": "`).
-        scope, params = in_session(session_id)
-        rows = self._read(
-            "SELECT session_id, seq, role, text FROM archive WHERE "
-            + self._CONTAINS
-            + scope
-            + " ORDER BY session_id, seq LIMIT ?",
-            [self._storable(needle), *params, limit],
-        )
-        return [
-            RecallHit(s, int(q), r, substring_snippet(text, needle), 0.0, text)
-            for s, q, r, text in rows
-        ]
+        hits = self._word_hits(words, session_id, limit) if words else []
+        if not hits:
+            # No word matched (or the query has no words, only punctuation such as `": "`).
+            scope, params = in_session(session_id)
+            rows = self._read(
+                "SELECT session_id, seq, role, text FROM archive WHERE "
+                + self._CONTAINS
+                + scope
+                + " ORDER BY session_id, seq LIMIT ?",
+                [self._storable(needle), *params, limit],
+            )
+            hits = [
+                RecallHit(s, int(q), r, substring_snippet(text, needle), 0.0, text)
+                for s, q, r, text in rows
+            ]
+        return self._with_originals(hits)
+
+    def _handle_hits(
+        self, handles: list[str], session_id: str | None, limit: int
+    ) -> list[RecallHit]:
+        """The originals kept under `handles`, in their order (a handle may be in several
+        sessions when `session_id` is None), at most `limit`."""
+        scope: LiteralString = "" if session_id is None else " AND h.session_id = ?"
+        hits: list[RecallHit] = []
+        for handle in handles:
+            rows = self._read(
+                "SELECT h.session_id, h.seq, coalesce(h.data, m.data) FROM handles h"
+                " LEFT JOIN messages m ON m.session_id = h.session_id AND m.seq = h.seq"
+                " WHERE h.handle = ?" + scope + " ORDER BY h.session_id LIMIT ?",
+                [handle, *([] if session_id is None else [session_id]), limit - len(hits)],
+            )
+            for sid, logged, data in rows:
+                seq = None if logged is None else int(logged)
+                message = message_from_dict(json.loads(data), f"session {sid} {handle}")
+                text = searchable_text(message)
+                snippet = text[:120] + ("…" if len(text) > 120 else "")
+                hits.append(RecallHit(sid, seq, message.role, snippet, 0.0, text, handle, message))
+            if len(hits) >= limit:
+                break
+        return hits
+
+    def _with_originals(self, hits: list[RecallHit]) -> list[RecallHit]:
+        """Word hits with their original message and the handle its placeholder shows (one
+        read of each per session among the hits)."""
+        found: dict[str, tuple[dict[int, str], dict[int, str]]] = {}
+        for sid in dict.fromkeys(h.session_id for h in hits):
+            seqs = self._seq_list(sorted({h.seq for h in hits if h.session_id == sid and h.seq}))
+            data = self._read(
+                "SELECT seq, data FROM messages WHERE session_id = ? AND " + self._SEQ_IN,
+                (sid, seqs),
+            )
+            handles = self._read(
+                "SELECT seq, min(handle) FROM handles WHERE session_id = ? AND "
+                + self._SEQ_IN
+                + " GROUP BY seq",
+                (sid, seqs),
+            )
+            found[sid] = ({int(q): d for q, d in data}, {int(q): h for q, h in handles})
+        done: list[RecallHit] = []
+        for hit in hits:
+            stored, named = found[hit.session_id]
+            if hit.seq is None or hit.seq not in stored:  # never: the archive names logged seqs
+                continue
+            message = load_message(stored[hit.seq], hit.session_id, hit.seq)
+            text = searchable_text(message)
+            handle = named.get(hit.seq)
+            done.append(dataclasses.replace(hit, text=text, handle=handle, message=message))
+        return done
 
     # -- helpers ---------------------------------------------------------------------------
 

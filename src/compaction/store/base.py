@@ -7,7 +7,10 @@ A store keeps three kinds of rows, none ever updated or deleted:
 - a **compaction** record: the model-visible view after it (each entry a logged `seq` kept
   verbatim, or a new message such as a summary or a masked placeholder), the seqs it replaced
   and the receipt;
-- an **archive** entry for each replaced original, so `recall` finds it by its words.
+- an **archive** entry for each replaced original, so `recall` finds it by its words;
+- a **handle** for each original a compaction kept in its receipt's archive (the `m-…` its
+  placeholders show), naming the logged seq, or holding the message when a compaction made
+  it, so `recall` finds it by its handle.
 
 The view the model sees is derived: the latest compaction's view, then every message logged
 after it. Every backend writes each of these in one transaction and numbers a session's
@@ -103,23 +106,34 @@ class CompactionRecord:
 
 @dataclass(frozen=True, slots=True)
 class RecallHit:
-    """An original message that matched a recall query; `snippet` marks the match with
-    `[` `]`. Get the whole message with `SessionStore.message(session_id, seq)`."""
+    """An original a compaction replaced, found by a recall query (`compaction.recall`
+    describes the shape every surface shares).
+
+    `seq` is the logged message's number, None for a message a compaction made (a masked
+    placeholder, a summary) that a later compaction replaced in turn. `handle` is the
+    archive handle a placeholder shows for it (None for originals archived before the store
+    kept handles). `text` is the original verbatim as recall searches it (its text, tool
+    calls and tool results: `searchable_text`), `message` the whole original; `snippet` marks
+    a word match with `[` `]`."""
 
     session_id: str
-    seq: int
+    seq: int | None
     role: str
     snippet: str
     score: float
     text: str = ""
+    handle: str | None = None
+    message: Message | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "session_id": self.session_id,
             "seq": self.seq,
             "role": self.role,
+            "handle": self.handle,
             "snippet": self.snippet,
             "score": round(self.score, 4),
+            "text": self.text,
         }
 
 
@@ -204,10 +218,14 @@ class SessionStore(Protocol):
         replaced: Sequence[int],
         receipt: Receipt,
         after_seq: int | None = None,
+        handles: Mapping[str, int | Message] | None = None,
     ) -> int:
         """Log one compaction: the view after it, the seqs it replaced (archived for recall)
         and its receipt. `after_seq` is the last logged message the compaction saw (default:
-        the last one logged). Returns the compaction's number (1, 2, … per session)."""
+        the last one logged). `handles` are the receipt archive's handles, each to the seq of
+        the logged message it names or to the message (which the store then looks for among
+        the messages the compaction saw); None: the receipt's archive as it is. Returns the
+        compaction's number (1, 2, … per session)."""
         ...
 
     def compactions(self, session_id: str) -> list[CompactionRecord]:
@@ -224,9 +242,11 @@ class SessionStore(Protocol):
     def recall(
         self, query: str, *, session_id: str | None = None, limit: int = 5
     ) -> list[RecallHit]:
-        """Search everything compacted away (in one session, or all): every word of the
-        query must match (prefixes of words too); when no word-level match exists, the query
-        is looked for as a substring. Best matches first."""
+        """The originals compactions replaced (in one session, or all) that `query` names.
+        A query naming archive handles (`m-…`, anywhere in it) gets the original kept under
+        each, in the query's order. Otherwise it is words, every one of which must match
+        (prefixes of words too), best matches first; when no word-level match exists, the
+        query is looked for as a substring. Each hit carries its handle and the original."""
         ...
 
     def integrity(self) -> list[str]:

@@ -71,6 +71,24 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         );
         """,
     ),
+    (
+        # The archive handle (`m-…`) each compaction's placeholders show, so recall finds
+        # an original by it: the logged seq, or the message itself when a compaction made it.
+        # No index beyond the key, as every compaction writes these rows: the lookups (a
+        # handle, the handles of a few seqs) are within one session, the key's prefix; only
+        # the library's recall across every session reads the whole table.
+        "004_handles",
+        """
+        CREATE TABLE handles (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            handle TEXT NOT NULL,
+            seq INTEGER,
+            data TEXT,
+            PRIMARY KEY (session_id, handle),
+            CHECK ((seq IS NULL) <> (data IS NULL))
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 

@@ -11,7 +11,8 @@ after it, never a mix.
 Recall searches a `tsvector` of each archived original ('simple' configuration: every word,
 lowercased, no stemming, no stop words) through a GIN index; every query word must match
 the start of a word, best matches first (`ts_rank`), the snippet marked by `ts_headline`.
-When no word matches, the query is looked for as a substring, as in SQLite.
+When no word matches, the query is looked for as a substring, as in SQLite. A query naming
+archive handles is answered from the `handles` table, by its primary key.
 
 The schema is this module's `MIGRATIONS`, applied under a transaction-level advisory lock so
 replicas starting together apply each one once. One connection serves all threads behind a
@@ -107,6 +108,25 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         CREATE INDEX archive_words ON archive USING GIN (words);
         """,
     ),
+    (
+        # The archive handle (`m-…`) each compaction's placeholders show, so recall finds
+        # an original by it: the logged seq, or the message itself when a compaction made it.
+        # No index beyond the key, as every compaction writes these rows: the lookups (a
+        # handle, the handles of a few seqs) are within one session, the key's prefix; only
+        # the library's recall across every session reads the whole table.
+        "004_handles",
+        """
+        CREATE TABLE handles (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            handle TEXT NOT NULL,
+            seq INTEGER,
+            data TEXT,
+            PRIMARY KEY (session_id, handle),
+            FOREIGN KEY (session_id, seq) REFERENCES messages (session_id, seq),
+            CHECK ((seq IS NULL) <> (data IS NULL))
+        );
+        """,
+    ),
 )
 
 
@@ -161,6 +181,10 @@ class PostgresStore(SQLStore):
     )
     _SEQ_IN = "seq = ANY(?)"
     _CONTAINS = "strpos(lower(text), lower(?)) > 0"
+    _INSERT_HANDLE = (
+        "INSERT INTO handles (session_id, handle, seq, data) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (session_id, handle) DO NOTHING"
+    )
 
     def __init__(self, url: str) -> None:
         self._url = url

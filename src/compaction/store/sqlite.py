@@ -43,6 +43,9 @@ class SQLiteStore(SQLStore):
     # parameters).
     _SEQ_IN = "seq IN (SELECT value FROM json_each(?))"
     _CONTAINS = "instr(lower(text), lower(?)) > 0"
+    _INSERT_HANDLE = (
+        "INSERT OR IGNORE INTO handles (session_id, handle, seq, data) VALUES (?, ?, ?, ?)"
+    )
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
