@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-GLUE = re.compile(r"^# -- the glue.*?$(.*?)^# -- end of the glue", re.M | re.S)
+GLUE = re.compile(r"^\s*# -- the glue.*?$(.*?)^\s*# -- end of the glue", re.M | re.S)
 
 
 def run(name: str) -> str:
@@ -40,3 +40,14 @@ def test_pydantic_ai_example() -> None:
     assert compactions >= 1
     assert "recall returned the original line: mod0_line_42 = 294" in out
     assert 1 <= len(glue_lines("pydantic_ai_agent.py")) <= 5
+
+
+def test_openai_agents_example() -> None:
+    pytest.importorskip("agents")
+    out = run("openai_agents_agent.py")
+    assert "Done: every module read." in out
+    assert "items kept by the session: 28" in out
+    compactions = int(re.search(r"compactions logged: (\d+)", out).group(1))  # type: ignore[union-attr]
+    assert compactions >= 1
+    assert "recall returned the original line: mod0_line_42 = 294" in out
+    assert 1 <= len(glue_lines("openai_agents_agent.py")) <= 5

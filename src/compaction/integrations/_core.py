@@ -45,6 +45,7 @@ __all__ = [
     "Codec",
     "Thread",
     "Threads",
+    "Unit",
     "View",
     "conversation_fields",
     "recall_spec",
@@ -80,12 +81,22 @@ def session_id_for(thread_id: object) -> str:
     return f"{slug}-{digest}"
 
 
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Framework messages `history[start : start + count]` and the neutral messages they
+    decode to (a unit is the smallest span a framework message is decoded in: one message,
+    or a run of output items that make one assistant message)."""
+
+    start: int
+    count: int
+    messages: list[Message]
+
+
 class Codec(Protocol[F]):
     """How one framework's messages become neutral messages and back."""
 
-    def decode(self, message: F, index: int) -> list[Message]:
-        """The neutral messages for one framework message (`index`: its position in the
-        history); never empty."""
+    def decode(self, history: Sequence[F], start: int) -> list[Unit]:
+        """The units of `history[start:]`, in order, covering it whole."""
         ...
 
     def encode(self, messages: Sequence[Message]) -> list[F]:
@@ -96,15 +107,15 @@ class Codec(Protocol[F]):
 @dataclass
 class Thread(Generic[F]):
     """One thread's log, its compactor (anti-thrash memory and circuit breaker are per
-    conversation), and the framework messages logged so far with where their neutral
-    messages start in the log (`starts[i]`: the first seq of `history[i]`)."""
+    conversation), the framework messages logged so far, and for each unit of them the
+    seq of its first neutral message (`firsts`)."""
 
     key: str
     log: SessionLog
     compactor: Compactor
     history: list[F] = field(default_factory=list)
-    starts: list[int] = field(default_factory=list)
-    widths: list[int] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+    firsts: dict[int, int] = field(default_factory=dict)  # first seq → index in `units`
     compactions: int = 0
 
 
@@ -192,26 +203,26 @@ class Threads(Generic[F]):
         return thread, decoded
 
     def _append(self, thread: Thread[F], history: Sequence[F], start: int) -> int:
-        new: list[Message] = []
-        widths: list[int] = []
-        for i in range(start, len(history)):
-            messages = self.codec.decode(history[i], i)
-            new.extend(messages)
-            widths.append(len(messages))
+        units = self.codec.decode(history, start) if start < len(history) else []
+        new = [m for unit in units for m in unit.messages]
         if new:
             seqs = thread.log.append(*new)
-            at = 0
-            for width in widths:
-                thread.starts.append(seqs[at])
-                thread.widths.append(width)
-                at += width
+            self._index(thread, units, seqs[0])
         return len(history) - start
+
+    @staticmethod
+    def _index(thread: Thread[F], units: list[Unit], first_seq: int) -> None:
+        seq = first_seq
+        for unit in units:
+            thread.firsts[seq] = len(thread.units)
+            thread.units.append(unit)
+            seq += len(unit.messages)
 
     def _resync(self, thread_id: object, thread: Thread[F], history: Sequence[F]) -> int:
         """A thread seen for the first time in this process (its log may be in the store
         already), or a history that does not extend the logged one: decode it whole."""
-        decoded = [self.codec.decode(m, i) for i, m in enumerate(history)]
-        flat = [m for ms in decoded for m in ms]
+        units = self.codec.decode(history, 0) if history else []
+        flat = [m for unit in units for m in unit.messages]
         try:
             thread.log.sync(flat, verify=bool(thread.history))
         except HistoryDivergedError:
@@ -219,12 +230,8 @@ class Threads(Generic[F]):
             thread = self._open(key, branch_of=session_id_for(thread_id))
             self._threads[session_id_for(thread_id)] = thread
             thread.log.append(*flat)
-        seq = 1
-        thread.starts, thread.widths = [], []
-        for messages in decoded:
-            thread.starts.append(seq)
-            thread.widths.append(len(messages))
-            seq += len(messages)
+        thread.units, thread.firsts = [], {}
+        self._index(thread, units, 1)
         return len(history)
 
     def should_compact(self, thread_id: object, history: Sequence[F], **fields: Any) -> Decision:
@@ -248,23 +255,24 @@ class Threads(Generic[F]):
         return View(self._framework_view(thread), decision, result, decoded)
 
     def _framework_view(self, thread: Thread[F]) -> list[F]:
-        """The log's view in framework messages: a framework message whose neutral messages
-        all stand verbatim, in order, is the framework's own object; the rest is encoded."""
+        """The log's view in framework messages: a unit whose neutral messages all stand
+        verbatim, in order, is the framework's own messages; the rest is encoded."""
         messages, seqs = thread.log.messages, thread.log.seqs
-        index_of = {start: i for i, start in enumerate(thread.starts)}
+        history = thread.history
         out: list[F] = []
         pending: list[Message] = []
         j = 0
         while j < len(messages):
             seq = seqs[j]
-            i = index_of.get(seq) if seq is not None else None
+            i = thread.firsts.get(seq) if seq is not None else None
             if seq is not None and i is not None:
-                width = thread.widths[i]
+                unit = thread.units[i]
+                width = len(unit.messages)
                 if tuple(seqs[j : j + width]) == tuple(range(seq, seq + width)):
                     if pending:
                         out.extend(self.codec.encode(pending))
                         pending = []
-                    out.append(thread.history[i])
+                    out.extend(history[unit.start : unit.start + unit.count])
                     j += width
                     continue
             pending.append(messages[j])

@@ -44,6 +44,7 @@ from typing import Any
 
 from compaction.integrations._core import (
     Threads,
+    Unit,
     View,
     conversation_fields,
     recall_spec,
@@ -100,7 +101,11 @@ class PydanticAICodec:
     """pydantic-ai messages ↔ neutral messages (one neutral message per request part, one
     per response)."""
 
-    def decode(self, message: pm.ModelMessage, index: int) -> list[Message]:
+    def decode(self, history: Sequence[pm.ModelMessage], start: int) -> list[Unit]:
+        return [Unit(i, 1, self.decode_one(history[i], i)) for i in range(start, len(history))]
+
+    def decode_one(self, message: pm.ModelMessage, index: int) -> list[Message]:
+        """The neutral messages of one pydantic-ai message (`index`: its place in the history)."""
         data = _MESSAGES.dump_python([message], mode="json")[0]
         parts_json = data.pop("parts")
         if isinstance(message, pm.ModelResponse):
@@ -147,7 +152,7 @@ def same_message(a: pm.ModelMessage, b: pm.ModelMessage) -> bool:
 
 def to_conversation(messages: Sequence[pm.ModelMessage], **fields: Any) -> Conversation:
     """A `Conversation` of pydantic-ai messages (`fields`: tools, model, …)."""
-    neutral = [m for i, message in enumerate(messages) for m in CODEC.decode(message, i)]
+    neutral = [m for i, message in enumerate(messages) for m in CODEC.decode_one(message, i)]
     return Conversation(tuple(neutral), **fields)
 
 
