@@ -51,3 +51,14 @@ def test_openai_agents_example() -> None:
     assert compactions >= 1
     assert "recall returned the original line: mod0_line_42 = 294" in out
     assert 1 <= len(glue_lines("openai_agents_agent.py")) <= 5
+
+
+def test_langchain_example() -> None:
+    pytest.importorskip("langchain")
+    out = run("langchain_agent.py")
+    assert "Done: every module read." in out
+    assert "messages kept in the checkpointed state: 28" in out
+    compactions = int(re.search(r"compactions logged: (\d+)", out).group(1))  # type: ignore[union-attr]
+    assert compactions >= 1
+    assert "recall returned the original line: mod0_line_42 = 294" in out
+    assert 1 <= len(glue_lines("langchain_agent.py")) <= 5
