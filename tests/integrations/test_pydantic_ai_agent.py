@@ -4,6 +4,7 @@ and again."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Iterator
 from typing import Any
@@ -120,12 +121,13 @@ def test_a_multi_turn_agent_stays_in_budget_and_keeps_its_history() -> None:
         "Fix the failing test; the screenshot shows it.",
         pm.BinaryContent(PNG, media_type="image/png"),
     ]
-    first = agent.run_sync(task)
-    second = agent.run_sync("Now the next files.", message_history=first.all_messages())
+    # asyncio.run, not run_sync: run_sync leaves its event loop open for the process.
+    first = asyncio.run(agent.run(task))
+    second = asyncio.run(agent.run("Now the next files.", message_history=first.all_messages()))
     stored = pm.ModelMessagesTypeAdapter.validate_json(
         pm.ModelMessagesTypeAdapter.dump_json(second.all_messages())
     )
-    third = agent.run_sync("And the last ones.", message_history=stored)
+    third = asyncio.run(agent.run("And the last ones.", message_history=stored))
     assert third.output == "turn 2 done"
 
     compactions = [v for v in views if v is not None and v.compacted]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import logging
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +34,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from compaction.compactor import CompactionResult, Compactor
 from compaction.config import CompactionConfig
-from compaction.exceptions import HistoryDivergedError
+from compaction.exceptions import CompactionError, HistoryDivergedError, LogConflictError
 from compaction.log import SessionLog
 from compaction.messages import Message
 from compaction.providers.base import Provider, ToolSpec
@@ -55,6 +56,7 @@ __all__ = [
 ]
 
 F = TypeVar("F")
+logger = logging.getLogger("compaction.integrations")
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
@@ -186,7 +188,17 @@ class Threads(Generic[F]):
 
     def sync(self, thread_id: object, history: Sequence[F]) -> tuple[Thread[F], int]:
         """Log the messages of `history` beyond those already logged; return the thread and
-        how many framework messages were decoded."""
+        how many framework messages were decoded. When another process appended to the
+        thread's log meanwhile (a shared store), the log is read again and the history
+        placed once more, so nothing is logged twice."""
+        try:
+            return self._sync(thread_id, history)
+        except LogConflictError as e:
+            logger.info("thread %s: %s; reading it again from the store", thread_id, e)
+            self._threads.pop(session_id_for(thread_id), None)
+            return self._sync(thread_id, history)
+
+    def _sync(self, thread_id: object, history: Sequence[F]) -> tuple[Thread[F], int]:
         thread = self.thread(thread_id)
         old = thread.history
         n = len(old)
@@ -247,9 +259,17 @@ class Threads(Generic[F]):
         decision = thread.compactor.should_compact(conversation)
         result = None
         if decision.compact:
-            result = thread.log.compact(thread.compactor, fields=fields)
-            if result.receipt.status in ("compacted", "target_unreachable"):
-                thread.compactions += 1
+            try:
+                result = thread.log.compact(thread.compactor, fields=fields)
+            except CompactionError as e:
+                # The model still gets its (uncompacted) view; the framework may report
+                # the overflow, which is better than failing the agent's step here.
+                logger.warning(
+                    "thread %s: compaction failed, the view is unchanged: %s", thread_id, e
+                )
+            else:
+                if result.receipt.status in ("compacted", "target_unreachable"):
+                    thread.compactions += 1
         if not thread.compactions:
             return View(list(history), decision, result, decoded)
         return View(self._framework_view(thread), decision, result, decoded)
