@@ -111,6 +111,18 @@ def test_a_new_process_resumes_the_thread_from_the_store(tmp_path: Path) -> None
     assert again.view("t", [*full, Message.text_message("user", "Next.")]).decoded == 1
 
 
+def test_an_evicted_thread_resumes_from_the_store() -> None:
+    hook = Threads(NeutralCodec(), config=CONFIG, max_threads=1)
+    full = history(12)
+    for k in range(len(full)):
+        hook.view("a", full[: k + 1])
+    compacted = hook.view("a", full).messages
+    hook.view("b", history(1))  # evicts "a"
+    again = hook.view("a", [*full, Message.text_message("user", "Next.")])
+    assert hook.store.session("a").messages == len(full) + 1
+    assert again.messages[:-1] == compacted  # the summaries of "a" still in its view
+
+
 def test_two_processes_on_one_store_log_each_message_once(tmp_path: Path) -> None:
     location = str(tmp_path / "s.db")
     a, b = threads(location), threads(location)

@@ -28,6 +28,7 @@ import importlib
 import logging
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -140,7 +141,8 @@ class View(Generic[F]):
 
 class Threads(Generic[F]):
     """The threads of one hook: a `SessionLog` and a `Compactor` per thread id, over one
-    store (a path, URL or `SessionStore`; default: in memory, for this process)."""
+    store (a path, URL or `SessionStore`; default: in memory, for this process). At most
+    `max_threads` stay in memory; one evicted resumes from the store when it comes back."""
 
     def __init__(
         self,
@@ -153,6 +155,7 @@ class Threads(Generic[F]):
         dialect: str | None = None,
         agent: str | None = None,
         same: Callable[[F, F], bool] | None = None,
+        max_threads: int = 1024,
     ) -> None:
         self.codec = codec
         self.config = config or CompactionConfig(window_fraction=0.8)
@@ -162,7 +165,8 @@ class Threads(Generic[F]):
         self.dialect = dialect
         self.agent = agent
         self._same = same or _same
-        self._threads: dict[str, Thread[F]] = {}
+        self.max_threads = max_threads
+        self._threads: OrderedDict[str, Thread[F]] = OrderedDict()
 
     # -- threads ---------------------------------------------------------------------------
 
@@ -171,6 +175,11 @@ class Threads(Generic[F]):
         thread = self._threads.get(key)
         if thread is None:
             thread = self._threads[key] = self._open(key)
+            while len(self._threads) > self.max_threads:
+                # The least recently used; its next call resumes it from the store.
+                self._threads.popitem(last=False)
+        else:
+            self._threads.move_to_end(key)
         return thread
 
     def _open(self, session_id: str, **meta: Any) -> Thread[F]:
