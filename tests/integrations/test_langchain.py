@@ -387,3 +387,31 @@ def test_langgraph_pre_model_hook_compacts_only_the_model_input() -> None:
         sum(len(str(m.content)) for m in last)
         < sum(len(str(m.content)) for m in state["messages"]) / 2
     )
+
+
+def test_the_async_path_compacts_and_recalls_on_the_run_s_thread() -> None:
+    import asyncio
+
+    replies = [
+        lm.AIMessage(
+            content="",
+            tool_calls=[{"name": "read_file", "args": {"path": f"f{i}.py"}, "id": f"c{i}"}],
+        )
+        for i in range(5)
+    ]
+    recall = {"name": "recall", "args": {"query": "f0_value_7"}, "id": "c-recall"}
+    replies += [lm.AIMessage(content="", tool_calls=[recall]), lm.AIMessage("done")]
+    model = FakeToolModel(messages=iter(replies), received=[])
+    middleware = CompactionMiddleware(
+        CompactionConfig(token_threshold=3000, max_tokens=2000, keep_recent_n=2)
+    )
+    agent = create_agent(model, [read_file], middleware=[middleware], checkpointer=InMemorySaver())
+    run = {"configurable": {"thread_id": "async-1"}}
+    state = asyncio.run(agent.ainvoke({"messages": [lm.HumanMessage("read")]}, run))
+    assert middleware.threads.log("async-1").info().compactions >= 1
+    recalled = next(
+        m
+        for m in state["messages"]
+        if isinstance(m, lm.ToolMessage) and m.tool_call_id == "c-recall"
+    )
+    assert "f0.py:7: f0_value_7 = compute(7)" in str(recalled.content)
