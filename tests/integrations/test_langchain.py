@@ -24,8 +24,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from compaction import OPENAI, CompactionConfig
 from compaction.integrations.langchain import (
     CompactionMiddleware,
+    PreModelHook,
     from_conversation,
-    pre_model_hook,
     to_conversation,
 )
 from compaction.messages import ImagePart, Message, ReasoningPart, SummaryPart
@@ -357,7 +357,7 @@ def test_a_multi_turn_agent_with_a_checkpointer_keeps_its_state_whole() -> None:
 def test_langgraph_pre_model_hook_compacts_only_the_model_input() -> None:
     from langgraph.prebuilt import create_react_agent
 
-    hook = pre_model_hook(
+    hook = PreModelHook(
         CompactionConfig(token_threshold=3000, max_tokens=2000, keep_recent_n=2), tools=[read_file]
     )
     replies = [

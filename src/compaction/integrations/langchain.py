@@ -10,8 +10,8 @@ and the agent's state (`messages`, and the checkpointer's copy) keeps every mess
 a `SessionLog` per thread (the `thread_id` of the run's config; any string works), so a
 summary is written once per compacted span and reused by every later call, and only
 messages new since the last call are decoded, counted and logged. It registers a `recall`
-tool. `pre_model_hook(...)` does the same for `langgraph.prebuilt.create_react_agent`
-through `llm_input_messages`, which also leaves the state alone.
+tool. `PreModelHook(...)`, as the `pre_model_hook` of `langgraph.prebuilt.create_react_agent`,
+does the same through `llm_input_messages`, which also leaves the state alone.
 
 Mapping (each message keeps its `messages_to_dict` form for replay: a message compaction did
 not change goes back as it came, ids, metadata, usage and signatures included):
@@ -74,8 +74,8 @@ from compaction.store import SessionStore  # noqa: E402
 __all__ = [
     "CompactionMiddleware",
     "LangChainCodec",
+    "PreModelHook",
     "from_conversation",
-    "pre_model_hook",
     "to_conversation",
 ]
 
@@ -396,8 +396,8 @@ class CompactionMiddleware(AgentMiddleware[Any, Any, Any]):
         return await handler(compacted)
 
 
-class pre_model_hook(_Compaction):
-    """`create_react_agent(model, tools, pre_model_hook=pre_model_hook(config))`: the model
+class PreModelHook(_Compaction):
+    """`create_react_agent(model, tools, pre_model_hook=PreModelHook(config))`: the model
     gets the compacted view as `llm_input_messages`; the graph's `messages` stay whole.
     Add `hook.recall_tool()` to the tools for recall."""
 
