@@ -973,3 +973,34 @@ def test_adapters_satisfy_the_provider_protocol() -> None:
     assert isinstance(anthropic_side, Provider)
     assert (openai_side.name, anthropic_side.name) == ("openai", "anthropic")
     assert upstream.requests == []
+
+
+# ------------------------------------------------------------------ undecodable answers
+
+# Bytes a broken server or proxy may answer with: not UTF-8, or not JSON where JSON belongs.
+UNDECODABLE = [
+    pytest.param(b"data: \xff\xfe{}\n\n", id="sse-not-utf8"),
+    pytest.param(b"\xff\xfe\x00garbage", id="body-not-utf8"),
+    pytest.param(b'data: {"choices": [\n\n', id="sse-not-json"),
+]
+
+
+@pytest.mark.parametrize("body", UNDECODABLE)
+@pytest.mark.parametrize(
+    ("make", "content_type", "options"),
+    [
+        pytest.param(openai_provider, "text/event-stream", {}, id="openai-stream"),
+        pytest.param(openai_provider, "application/json", {"stream": False}, id="openai-whole"),
+        pytest.param(anthropic_provider, "text/event-stream", {}, id="anthropic"),
+    ],
+)
+def test_an_answer_that_cannot_be_decoded_is_a_bad_response(
+    make: Callable[..., Provider], content_type: str, options: dict[str, Any], body: bytes
+) -> None:
+    upstream = Upstream(httpx2.Response(200, headers={"content-type": content_type}, content=body))
+
+    with pytest.raises(BadResponseError) as caught:
+        make(upstream, max_retries=0, **options).complete(request())
+
+    assert caught.value.provider in ("openai", "anthropic")
+    assert not caught.value.retryable

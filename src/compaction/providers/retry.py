@@ -11,6 +11,7 @@ bad key fails the same way every time — and never sleep longer than the provid
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
-from compaction.exceptions import ProviderError
+from compaction.exceptions import BadResponseError, ProviderError
 from compaction.providers.base import Completion, CompletionRequest
 from compaction.providers.errors import error_from_transport
 
@@ -124,15 +125,27 @@ class RetryingAdapter:
         translate: Callable[[Exception], ProviderError],
     ) -> Completion:
         """`call()`, with the SDK's errors and raw transport errors (which some SDK stream
-        readers let through) turned into `ProviderError`s."""
+        readers let through) turned into `ProviderError`s. An answer whose bytes are not
+        UTF-8, or not JSON where JSON belongs, is a `BadResponseError`: the SDKs let those
+        decoding errors through as they are."""
         try:
             return call()
         except ProviderError:
             raise
         except sdk_error as e:
             raise translate(e) from e
+        except (UnicodeError, json.JSONDecodeError) as e:
+            raise BadResponseError(
+                f"the answer could not be decoded ({type(e).__name__}: {_short(e)})",
+                provider=provider,
+            ) from e
         except Exception as e:
             translated = error_from_transport(provider, e)
             if translated is None:
                 raise
             raise translated from e
+
+
+def _short(error: Exception) -> str:
+    text = str(error)
+    return text if len(text) <= 120 else text[:119] + "…"
