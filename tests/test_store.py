@@ -7,7 +7,9 @@ tests (replicas sharing a store, its migrations, its errors) are in test_store_p
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -453,3 +455,22 @@ def test_a_corrupt_file_is_a_store_error_naming_the_path(tmp_path: Path) -> None
 def test_a_directory_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=str(tmp_path)):
         open_store(tmp_path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_a_new_store_is_private_to_its_owner(tmp_path: Path) -> None:
+    # Under the common umask 022, files would be created 0644 and directories 0755.
+    previous = os.umask(0o022)
+    try:
+        path = tmp_path / "home" / "compaction" / "sessions.db"
+        with open_store(path) as store:
+            log = SessionLog.open(store, "private", **FIELDS)
+            log.append(*tool_session())
+            log.compact(mask_compactor())
+            files = sorted(path.parent.iterdir())
+            modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in files}
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert {"sessions.db", "sessions.db-wal", "sessions.db-shm"} <= set(modes)
+    assert set(modes.values()) == {0o600}, modes

@@ -5,6 +5,8 @@ transaction, so a process killed at any point leaves the log as
 it was before the write or after it, never between; the view read back is either the one
 before a compaction or the one after it.
 
+A new store is created private to its owner: directory 0700, files 0600.
+
 One connection serves all threads behind a lock (the proxy runs compaction in worker
 threads); WAL lets other processes read while one writes. This module must never decide
 what to compact: it records what the compactor did.
@@ -48,11 +50,7 @@ class SQLiteStore(SQLStore):
         self.path = os.fspath(path)
         self._lock = threading.RLock()
         if self.path != ":memory:":
-            parent = Path(self.path).expanduser().parent
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise StoreError(f"cannot create the store directory {parent}: {e}") from e
+            _create_private(Path(self.path).expanduser())
         try:
             self._db = sqlite3.connect(
                 self.path,
@@ -131,6 +129,24 @@ class SQLiteStore(SQLStore):
         """Problems SQLite finds in the file (empty when it is sound)."""
         rows = self._read("PRAGMA integrity_check")
         return [r[0] for r in rows if r[0] != "ok"]
+
+
+def _create_private(path: Path) -> None:
+    """Create the store's directory (0700) and file (0600) when they do not exist yet, so
+    sessions (which quote the users' words) are readable by their owner only, whatever the
+    umask. SQLite creates the `-wal` and `-shm` files with the database file's mode. An
+    existing file or directory keeps the mode it has."""
+    parent = path.parent
+    try:
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create the store directory {parent}: {e}") from e
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise StoreError(f"cannot create the session store {path}: {e}") from e
 
 
 def _enable_wal(db: sqlite3.Connection) -> None:
