@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, Iterable
 from typing import Final
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -75,12 +75,32 @@ def make_client(
 
 def target_url(base: str, path: str, query: bytes) -> str:
     """`base` + `path` (+ query). A base ending in `/v1` and a path starting with `/v1/`
-    share that segment, so both `http://host` and `http://host/v1` work as the upstream."""
+    share that segment, so both `http://host` and `http://host/v1` work as the upstream.
+    A path with a dot segment is refused (`check_path`): it could climb out of `base`."""
+    check_path(path)
     base = base.rstrip("/")
     if urlsplit(base).path.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
         path = path[3:]
     url = base + path
     return f"{url}?{query.decode('latin-1')}" if query else url
+
+
+def check_path(path: str) -> None:
+    """Refuse a path with a `.` or `..` segment, literal or percent-encoded (at any depth of
+    encoding, since a lenient upstream may decode again), with `/` or `\\` as separators.
+    Joined to the upstream's base URL, such a path would be resolved by the HTTP stack or
+    the upstream into one outside that base, carrying the upstream key with it. Clients
+    never need one: the APIs' paths have none."""
+    decoded, previous = path, None
+    while decoded != previous and "%" in decoded:
+        previous, decoded = decoded, unquote(decoded)
+    segments = decoded.replace("\\", "/").split("/")
+    if any(segment in (".", "..") for segment in segments):
+        raise ProxyError(
+            400,
+            "the path has a dot segment ('.' or '..'), which the proxy does not relay",
+            code="invalid_path",
+        )
 
 
 def is_anthropic_request(path: str, headers: Iterable[tuple[str, str]]) -> bool:
