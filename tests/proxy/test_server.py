@@ -5,9 +5,11 @@ TCP_NODELAY; and the `serve` command's configuration handling."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -148,3 +150,75 @@ def test_serve_needs_a_summarizer_model_for_llm_strategies(tmp_path: Path) -> No
     )
     assert result.exit_code == 2
     assert "--summarizer-model" in result.output
+
+
+async def _serving(app: Any, **options: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
+    config = options.pop("config", None) or uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **options
+    )
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    return server, serving, server.servers[0].sockets[0].getsockname()[1]
+
+
+async def test_went_away_is_logged_only_for_clients_that_went_away(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = create_app(
+        ProxySettings(upstream="http://upstream.test"),
+        store=open_store(":memory:"),
+        upstream_transport=httpx.MockTransport(FakeUpstream()),
+    )
+    server, serving, port = await _serving(app)
+    caplog.set_level(logging.INFO, logger="compaction.proxy")
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            for _ in range(3):
+                streamed = await client.post(
+                    "/v1/chat/completions", json=chat_body(1, stream=True)
+                )
+                assert streamed.content == b"".join(chat_chunks())
+                whole = await client.get("/v1/models")
+                assert whole.status_code == 200
+        await asyncio.sleep(0.1)
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, timeout=5)
+    went_away = [r for r in caplog.records if "went away" in r.getMessage()]
+    assert went_away == []
+
+
+async def test_a_real_disconnect_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    chunks = chat_chunks("one two three")
+
+    async def endless() -> AsyncIterator[bytes]:
+        yield chunks[0]
+        await asyncio.Event().wait()
+
+    upstream = FakeUpstream(lambda request, data: sse_response(endless()))
+    app = create_app(
+        ProxySettings(upstream="http://upstream.test"),
+        store=open_store(":memory:"),
+        upstream_transport=httpx.MockTransport(upstream),
+    )
+    server, serving, port = await _serving(app)
+    caplog.set_level(logging.INFO, logger="compaction.proxy")
+    try:
+        async with (
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
+            client.stream(
+                "POST", "/v1/chat/completions", json=chat_body(1, stream=True)
+            ) as response,
+        ):
+            await asyncio.wait_for(response.aiter_raw().__anext__(), timeout=5)
+        for _ in range(100):
+            if any("went away" in r.getMessage() for r in caplog.records):
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, timeout=5)
+    went_away = [r for r in caplog.records if "went away" in r.getMessage()]
+    assert len(went_away) == 1
