@@ -17,7 +17,7 @@ import uvicorn
 from click.testing import CliRunner
 
 from compaction.cli import cli
-from compaction.cli.serve import load_policy
+from compaction.cli.serve import access_logged_config, load_policy, redact_query
 from compaction.proxy import ProxySettings, create_app
 from compaction.store import open_store
 
@@ -222,3 +222,40 @@ async def test_a_real_disconnect_is_logged_once(caplog: pytest.LogCaptureFixture
         await asyncio.wait_for(serving, timeout=5)
     went_away = [r for r in caplog.records if "went away" in r.getMessage()]
     assert len(went_away) == 1
+
+
+async def test_keys_in_the_query_string_are_redacted_in_the_access_log() -> None:
+    app = create_app(
+        ProxySettings(upstream="http://upstream.test"),
+        store=open_store(":memory:"),
+        upstream_transport=httpx.MockTransport(FakeUpstream()),
+    )
+    config = access_logged_config(app, host="127.0.0.1", port=0, log_level="debug")
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    access = logging.getLogger("uvicorn.access")
+    collect = Collect()
+    access.addHandler(collect)
+    server, serving, port = await _serving(app, config=config)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            query = "limit=2&api_key=sk-SECRET-1&key=SECRET-2&access_token=SECRET-3&X-Goog-Api-Key=SECRET-4"
+            assert (await client.get(f"/v1/models?{query}")).status_code == 200
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, timeout=5)
+        access.removeHandler(collect)
+        for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+            logging.getLogger(name).setLevel(logging.NOTSET)
+    (line,) = [line for line in lines if "/v1/models" in line]
+    assert "SECRET" not in line
+    assert "limit=2" in line and "api_key=***" in line and "key=***" in line
+
+
+def test_redact_query_keeps_what_names_no_secret() -> None:
+    assert redact_query("a=1&token=t&b=&password=p&sig") == "a=1&token=***&b=&password=***&sig"
+    assert redact_query("") == ""

@@ -12,14 +12,17 @@ Keys are best given through the environment (`COMPACTION_UPSTREAM_KEY`,
 
 SIGINT / SIGTERM stop accepting connections and let in-flight requests (streams included)
 finish, for up to `--graceful-timeout` seconds, before the upstream client and the store
-are closed.
+are closed. At `--log-level debug` uvicorn's access log is on, with the values of query
+parameters that name a secret (`key`, `api_key`, `access_token`, …) written as `***`.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
 
 import click
 import yaml
@@ -30,6 +33,9 @@ from compaction.exceptions import ConfigError
 from compaction.providers.base import Provider
 from compaction.proxy.settings import DEFAULT_MAX_BODY_BYTES
 from compaction.store import store_location
+
+if TYPE_CHECKING:
+    import uvicorn
 
 TRIGGERS = ("token_threshold", "window_fraction", "turn_threshold", "message_threshold")
 
@@ -209,6 +215,19 @@ def serve_command(
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is too much
     app = create_app(settings, summarizer=summarizer)
+    config = access_logged_config(
+        app, host=host, port=port, log_level=log_level, graceful_timeout=graceful_timeout
+    )
+    uvicorn.Server(config).run()
+
+
+def access_logged_config(
+    app: Any, *, host: str, port: int, log_level: str, graceful_timeout: float = 30.0
+) -> uvicorn.Config:
+    """uvicorn's configuration for the proxy: an access log at `debug` only, with the values
+    of query parameters that name a secret redacted (`redact_query`)."""
+    import uvicorn
+
     config = uvicorn.Config(
         app,
         host=host,
@@ -220,7 +239,40 @@ def serve_command(
         # The upstream's `server` header is relayed; uvicorn's own would make it appear twice.
         server_header=False,
     )
-    uvicorn.Server(config).run()
+    # After the Config: building it configures uvicorn's loggers.
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactedQueries) for f in access.filters):
+        access.addFilter(RedactedQueries())
+    return config
+
+
+# Query parameters whose name says they carry a secret: `key`, `api_key`, `access_token`, …
+_SECRET_NAME = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
+
+
+def redact_query(query: str) -> str:
+    """`query` with the value of every parameter whose name names a secret replaced by
+    `***` (some clients and gateways send keys as `?key=` or `?api_key=`)."""
+    pairs = []
+    for pair in query.split("&"):
+        name, equals, value = pair.partition("=")
+        if equals and value and _SECRET_NAME.search(unquote_plus(name)):
+            pair = f"{name}=***"
+        pairs.append(pair)
+    return "&".join(pairs)
+
+
+class RedactedQueries(logging.Filter):
+    """Redacts the query string of uvicorn's access-log records, whose arguments are
+    (client, method, path with query, HTTP version, status)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            path, mark, query = args[2].partition("?")
+            if mark:
+                record.args = (*args[:2], f"{path}?{redact_query(query)}", *args[3:])
+        return True
 
 
 def _v1(url: str) -> str:
