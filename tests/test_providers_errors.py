@@ -15,7 +15,6 @@ from click.testing import CliRunner
 
 from compaction.cli import cli
 from compaction.dialects import OPENAI
-
 from compaction.exceptions import (
     AuthenticationError,
     BadResponseError,
@@ -339,9 +338,11 @@ def test_compact_falls_back_to_the_digest_when_the_summarizer_answers_garbage(
 
     result = CliRunner().invoke(
         cli,
-        ["compact", str(path), "--strategy", "summarize", "--target-ratio", "0.3"]
-        + ["--provider", "openai", "--model", "gpt-test", "--base-url", garbage_server]
-        + ["--receipt", str(tmp_path / "receipt.json")],
+        [
+            *("compact", str(path), "--strategy", "summarize", "--target-ratio", "0.3"),
+            *("--provider", "openai", "--model", "gpt-test", "--base-url", garbage_server),
+            *("--receipt", str(tmp_path / "receipt.json")),
+        ],
     )
 
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception

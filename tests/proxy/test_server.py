@@ -176,9 +176,7 @@ async def test_went_away_is_logged_only_for_clients_that_went_away(
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
             for _ in range(3):
-                streamed = await client.post(
-                    "/v1/chat/completions", json=chat_body(1, stream=True)
-                )
+                streamed = await client.post("/v1/chat/completions", json=chat_body(1, stream=True))
                 assert streamed.content == b"".join(chat_chunks())
                 whole = await client.get("/v1/models")
                 assert whole.status_code == 200
@@ -243,7 +241,10 @@ async def test_keys_in_the_query_string_are_redacted_in_the_access_log() -> None
     server, serving, port = await _serving(app, config=config)
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
-            query = "limit=2&api_key=sk-SECRET-1&key=SECRET-2&access_token=SECRET-3&X-Goog-Api-Key=SECRET-4"
+            query = (
+                "limit=2&api_key=sk-SECRET-1&key=SECRET-2&access_token=SECRET-3"
+                "&X-Goog-Api-Key=SECRET-4"
+            )
             assert (await client.get(f"/v1/models?{query}")).status_code == 200
     finally:
         server.should_exit = True

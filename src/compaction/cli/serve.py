@@ -256,9 +256,8 @@ def redact_query(query: str) -> str:
     pairs = []
     for pair in query.split("&"):
         name, equals, value = pair.partition("=")
-        if equals and value and _SECRET_NAME.search(unquote_plus(name)):
-            pair = f"{name}=***"
-        pairs.append(pair)
+        secret = equals and value and _SECRET_NAME.search(unquote_plus(name))
+        pairs.append(f"{name}=***" if secret else pair)
     return "&".join(pairs)
 
 
