@@ -334,7 +334,7 @@ async def test_rewritten_history_starts_a_branch_and_keeps_the_original() -> Non
         await h.client.post("/v1/chat/completions", json=chat(follow), headers=headers)
         session = (await h.status())["sessions"][0]
         assert session["branches"] == 2
-        assert session["log"] == "edit-me"
+        assert session["log"] == "edit-me.nokey"  # the session of requests without a key
         assert h.upstream.last.json()["messages"][-1] == {"role": "user", "content": "go"}
 
 

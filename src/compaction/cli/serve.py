@@ -8,7 +8,8 @@
 `compact` section is the policy and its `store` the default store; flags override both.
 Without any trigger configured, the proxy compacts at 80% of the model's context window.
 Keys are best given through the environment (`COMPACTION_UPSTREAM_KEY`,
-`COMPACTION_REQUIRE_KEY`, `COMPACTION_SUMMARIZER_KEY`), where `ps` cannot show them.
+`COMPACTION_REQUIRE_KEY`, `COMPACTION_ADMIN_TOKEN`, `COMPACTION_SUMMARIZER_KEY`), where
+`ps` cannot show them.
 
 SIGINT / SIGTERM stop accepting connections and let in-flight requests (streams included)
 finish, for up to `--graceful-timeout` seconds, before the upstream client and the store
@@ -109,6 +110,11 @@ def summarizer_for(
     "--require-key", envvar="COMPACTION_REQUIRE_KEY", help="Key clients must present to the proxy."
 )
 @click.option(
+    "--admin-token",
+    envvar="COMPACTION_ADMIN_TOKEN",
+    help="Token that shows any session's content (GET /compaction/sessions/LOG-ID).",
+)
+@click.option(
     "--summarizer-model", help="Compaction model for summarize/sequence (`compact.model`)."
 )
 @click.option(
@@ -162,6 +168,7 @@ def serve_command(
     max_tokens: int | None,
     upstream_key: str | None,
     require_key: str | None,
+    admin_token: str | None,
     summarizer_model: str | None,
     summarizer_provider: str,
     summarizer_base_url: str | None,
@@ -207,6 +214,7 @@ def serve_command(
         store=store_location(store, config_store),
         upstream_key=upstream_key,
         require_key=require_key,
+        admin_token=admin_token,
         max_body_bytes=max_body_bytes,
         connect_timeout=connect_timeout,
         read_timeout=upstream_timeout,

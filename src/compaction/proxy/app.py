@@ -2,7 +2,9 @@
 through, status and metrics.
 
     POST /v1/chat/completions, /v1/responses, /v1/messages   compacted when over budget
-    GET  /compaction/status                                   per-session JSON
+    GET  /compaction/status                                   per-session counts and tokens
+    GET  /compaction/sessions/{name}                          one session, content included,
+                                                              for its own key or the admin token
     GET  /metrics                                             Prometheus text
     anything else                                             relayed untouched
 
@@ -54,11 +56,11 @@ from compaction.proxy.recall_stream import relay_answering_recalls
 from compaction.proxy.sessions import SESSION_HEADER, Prepared, Sessions
 from compaction.proxy.settings import ProxySettings
 from compaction.proxy.streaming import RelayResponse, is_event_stream, relay
+from compaction.proxy.tenants import presented_keys, public_status, scoped, tenant
 from compaction.proxy.upstream import (
     is_anthropic_request,
     make_client,
     open_stream,
-    presented_key,
     request_headers,
     response_headers,
     target_url,
@@ -91,6 +93,7 @@ def create_app(
         Route(OPENAI_RESPONSES.path, proxy.responses, methods=["POST"]),
         Route(ANTHROPIC_MESSAGES.path, proxy.messages, methods=["POST"]),
         Route("/compaction/status", proxy.status, methods=["GET"]),
+        Route("/compaction/sessions/{key}", proxy.session, methods=["GET"]),
         Route("/metrics", proxy.metrics_text, methods=["GET"]),
         Route("/{path:path}", proxy.passthrough, methods=ALL_METHODS),
     ]
@@ -186,14 +189,32 @@ class Proxy:
 
     async def status(self, request: Request) -> Response:
         try:
-            self._authorize(request)
+            self._authorize(request, admin=True)
         except ProxyError as e:
             return error_response("openai", e)
-        return JSONResponse(self.sessions.status())
+        return JSONResponse(public_status(self.sessions.status()))
+
+    async def session(self, request: Request) -> Response:
+        """One session with its last receipt (summaries included): for a request carrying
+        the session's own key, which names it by its name, or the admin token, which names
+        it by its log id. Any other request gets the 404 of a session that does not exist."""
+        key = request.path_params["key"]
+        try:
+            self._authorize(request, admin=True)
+            session = None
+            if self._is_admin(request):
+                session = self.sessions.get(key)
+            if session is None:
+                session = self.sessions.get(scoped(key, self._tenant(request)))
+            if session is None:
+                raise ProxyError(404, f"no session {key!r} for this key", code="not_found")
+        except ProxyError as e:
+            return error_response("openai", e)
+        return JSONResponse(session.to_dict())
 
     async def metrics_text(self, request: Request) -> Response:
         try:
-            self._authorize(request)
+            self._authorize(request, admin=True)
         except ProxyError as e:
             return error_response("openai", e)
         return PlainTextResponse(
@@ -243,7 +264,7 @@ class Proxy:
     ) -> Prepared:
         header = request.headers.get(SESSION_HEADER)
         try:
-            return await self.sessions.prepare(api, payload, body, header)
+            return await self.sessions.prepare(api, payload, body, header, self._tenant(request))
         except ProxyError:
             raise
         except InputError as e:
@@ -392,14 +413,24 @@ class Proxy:
             keep_length=keep_length,
         )
 
-    def _authorize(self, request: Request) -> None:
+    def _tenant(self, request: Request) -> str:
+        return tenant(
+            _str_headers(request),
+            upstream_key=self.settings.upstream_key,
+            require_key=self.settings.require_key,
+        )
+
+    def _is_admin(self, request: Request) -> bool:
+        token = self.settings.admin_token
+        return token is not None and _presents(request, token)
+
+    def _authorize(self, request: Request, *, admin: bool = False) -> None:
+        """Refuse a request without the proxy's `require_key` (when one is set); with
+        `admin`, the admin token passes too."""
         required = self.settings.require_key
-        if required is None:
+        if required is None or (admin and self._is_admin(request)):
             return
-        presented = presented_key(_str_headers(request))
-        if presented is None or not hmac.compare_digest(
-            presented.encode("utf-8", "surrogateescape"), required.encode()
-        ):
+        if not _presents(request, required):
             raise ProxyError(
                 401,
                 "this proxy requires a key: send it as `Authorization: Bearer <key>` or "
@@ -420,6 +451,15 @@ class Proxy:
                 raise ProxyError(413, _too_large(size, limit), code="request_too_large")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _presents(request: Request, key: str) -> bool:
+    """Whether the request carries `key` as `x-api-key` or `Authorization: Bearer`."""
+    wanted = key.encode()
+    return any(
+        hmac.compare_digest(k.encode("utf-8", "surrogateescape"), wanted)
+        for k in presented_keys(_str_headers(request))
+    )
 
 
 def _parse(body: bytes) -> dict[str, Any]:

@@ -53,6 +53,7 @@ from compaction.providers.base import Provider
 from compaction.proxy.apis import Api, dumps
 from compaction.proxy.errors import ProxyError, StatedWindow
 from compaction.proxy.metrics import Metrics
+from compaction.proxy.tenants import NO_KEY, scoped
 from compaction.store import SessionStore
 from compaction.tokens import ConversationCounter
 from compaction.triggers import token_limit
@@ -203,6 +204,9 @@ class Sessions:
             else:
                 return
 
+    def get(self, key: str) -> Session | None:
+        return self._sessions.get(key)
+
     def status(self) -> dict[str, Any]:
         sessions = [s.to_dict() for s in reversed(self._sessions.values())]
         return {"sessions": sessions, "count": len(sessions)}
@@ -210,11 +214,17 @@ class Sessions:
     # -- the request path --------------------------------------------------------------------
 
     async def prepare(
-        self, api: Api, payload: dict[str, Any], body: bytes, header: str | None
+        self,
+        api: Api,
+        payload: dict[str, Any],
+        body: bytes,
+        header: str | None,
+        tenant: str = NO_KEY,
     ) -> Prepared:
         """Log the request's new messages and compact when the policy says so; return the
-        body to forward (the original bytes unless the session's view differs from them)."""
-        key = self.key_for(api, payload, header)
+        body to forward (the original bytes unless the session's view differs from them).
+        The session is `tenant`'s (`compaction.proxy.tenants`)."""
+        key = scoped(self.key_for(api, payload, header), tenant)
         session = self._session(key, api)
         async with session.lock:
             try:

@@ -25,7 +25,9 @@ class ProxySettings:
     `upstream` is the OpenAI-compatible base URL (with or without a trailing `/v1`);
     `anthropic_upstream`, when set, receives `/v1/messages` and every request carrying an
     `anthropic-version` header. `upstream_key`, when set, replaces the client's key toward
-    the upstream; `require_key`, when set, is the key clients must present to the proxy.
+    the upstream; `require_key`, when set, is the key clients must present to the proxy;
+    `admin_token`, when set, shows any session's content (`GET /compaction/sessions/…`) and
+    opens status and metrics.
     """
 
     upstream: str
@@ -34,6 +36,7 @@ class ProxySettings:
     store: str | None = None
     upstream_key: str | None = field(default=None, repr=False)
     require_key: str | None = field(default=None, repr=False)
+    admin_token: str | None = field(default=None, repr=False)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     connect_timeout: float = 10.0
     read_timeout: float = 600.0

@@ -109,16 +109,6 @@ def is_anthropic_request(path: str, headers: Iterable[tuple[str, str]]) -> bool:
     return any(name == "anthropic-version" for name, _ in headers)
 
 
-def presented_key(headers: Iterable[tuple[str, str]]) -> str | None:
-    """The key a client presents: `x-api-key`, or the token of `Authorization: Bearer`."""
-    for name, value in headers:
-        if name == "x-api-key":
-            return value
-        if name == "authorization" and value[:7].lower() == "bearer ":
-            return value[7:].strip()
-    return None
-
-
 def request_headers(
     headers: Iterable[tuple[str, str]],
     *,
