@@ -30,6 +30,7 @@ from compaction.providers import (
     OpenAIProvider,
     OutputSchema,
     Provider,
+    provider_deadline,
 )
 from compaction.providers import errors as provider_errors
 
@@ -1004,3 +1005,48 @@ def test_an_answer_that_cannot_be_decoded_is_a_bad_response(
 
     assert caught.value.provider in ("openai", "anthropic")
     assert not caught.value.retryable
+
+
+# -------------------------------------------------------------------------- deadlines
+
+
+def sent_timeouts(upstream: Upstream) -> list[float]:
+    """The read timeout the SDK gave each request it sent."""
+    return [r.extensions["timeout"]["read"] for r in upstream.requests]
+
+
+@pytest.mark.parametrize(
+    ("make", "reply"),
+    [
+        pytest.param(openai_provider, openai_text_stream, id="openai"),
+        pytest.param(anthropic_provider, anthropic_text_stream, id="anthropic"),
+    ],
+)
+def test_each_try_waits_no_longer_than_the_deadline_leaves(
+    make: Callable[..., Provider], reply: Callable[..., httpx2.Response]
+) -> None:
+    upstream = Upstream(reply("Fine."), reply("Fine."))
+    provider = make(upstream, timeout=30.0)
+    provider.complete(request())
+    with provider_deadline(2.0):
+        provider.complete(request())
+    assert sent_timeouts(upstream)[0] == 30.0
+    assert 0 < sent_timeouts(upstream)[1] <= 2.0
+
+
+def test_no_retry_is_started_that_the_deadline_cannot_wait_for() -> None:
+    busy = error_response(503, {"error": {"message": "busy"}}, {"retry-after": "5"})
+    upstream = Upstream(busy, busy, busy)
+    sleeps = Sleeps()
+    with provider_deadline(1.0), pytest.raises(ServerError):
+        openai_provider(upstream, max_retries=2, sleep=sleeps).complete(request())
+    assert len(upstream.requests) == 1
+    assert sleeps == []
+
+
+def test_a_call_after_the_deadline_is_not_sent() -> None:
+    upstream = Upstream()
+    with provider_deadline(0.0), pytest.raises(ProviderTimeoutError, match="deadline") as caught:
+        openai_provider(upstream).complete(request())
+    assert not caught.value.retryable
+    assert upstream.requests == []

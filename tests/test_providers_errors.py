@@ -6,6 +6,7 @@ import http.server
 import json
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -351,3 +352,48 @@ def test_compact_falls_back_to_the_digest_when_the_summarizer_answers_garbage(
     receipt = json.loads((tmp_path / "receipt.json").read_text())
     errors = receipt["summarizer"]["errors"]
     assert errors and all("could not be decoded" in e for e in errors)
+
+
+class _StalledServer(http.server.BaseHTTPRequestHandler):
+    """Takes every request and answers nothing for a while."""
+
+    requests = 0
+
+    def do_POST(self) -> None:
+        type(self).requests += 1
+        time.sleep(2)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_compact_takes_the_summarizer_timeout_and_retries_from_the_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StalledServer)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(OPENAI.encode(coding_session(30))))
+    try:
+        result = CliRunner().invoke(
+            cli,
+            [
+                *("compact", str(path), "--strategy", "summarize", "--target-ratio", "0.3"),
+                *("--provider", "openai", "--model", "gpt-test"),
+                *("--base-url", f"http://127.0.0.1:{server.server_address[1]}/v1"),
+                *("--summarizer-timeout", "0.2", "--summarizer-retries", "0"),
+                *("--receipt", str(tmp_path / "receipt.json")),
+            ],
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 0, result.stderr
+    receipt = json.loads((tmp_path / "receipt.json").read_text())
+    errors = receipt["summarizer"]["errors"]
+    assert errors and all("timed out" in e for e in errors)
+    # no retries: one request per summarizer call the compactor made
+    assert _StalledServer.requests == len(errors)

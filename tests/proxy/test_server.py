@@ -17,7 +17,8 @@ import uvicorn
 from click.testing import CliRunner
 
 from compaction.cli import cli
-from compaction.cli.serve import access_logged_config, load_policy, redact_query
+from compaction.cli.serve import access_logged_config, load_policy, redact_query, summarizer_for
+from compaction.providers import AnthropicProvider, OpenAIProvider
 from compaction.proxy import ProxySettings, create_app
 from compaction.store import open_store
 
@@ -260,3 +261,25 @@ async def test_keys_in_the_query_string_are_redacted_in_the_access_log() -> None
 def test_redact_query_keeps_what_names_no_secret() -> None:
     assert redact_query("a=1&token=t&b=&password=p&sig") == "a=1&token=***&b=&password=***&sig"
     assert redact_query("") == ""
+
+
+def test_summarizer_timeout_and_retries_come_from_the_config_and_the_flags(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        "strategies:\n  - kind: summarize\nmodel: m\nsummarizer_timeout: 7.5\n"
+        "summarizer_retries: 0\n",
+        encoding="utf-8",
+    )
+    policy, _ = load_policy(str(path))
+    provider = summarizer_for(policy, "openai", "http://127.0.0.1:9/v1", "k")
+    assert isinstance(provider, OpenAIProvider)
+    assert (provider.timeout, provider.max_retries) == (7.5, 0)
+    flagged = policy.with_overrides(summarizer_timeout=3.0, summarizer_retries=4)
+    provider = summarizer_for(flagged, "anthropic", "http://127.0.0.1:9", "k")
+    assert isinstance(provider, AnthropicProvider)
+    assert (provider.timeout, provider.max_retries) == (3.0, 4)
+    result = CliRunner().invoke(cli, ["serve", "--help"])
+    assert "--summarizer-timeout" in result.output and "--summarizer-retries" in result.output
+    assert "--compaction-deadline" in result.output

@@ -69,13 +69,18 @@ def summarizer_for(
             "the policy uses an LLM strategy: give --summarizer-model (or `compact.model`)"
         )
     try:
+        timeout, retries = policy.summarizer_timeout, policy.summarizer_retries
         if provider == "anthropic":
             from compaction.providers.anthropic import AnthropicProvider
 
-            return AnthropicProvider(policy.model, base_url=base_url, api_key=key)
+            return AnthropicProvider(
+                policy.model, base_url=base_url, api_key=key, timeout=timeout, max_retries=retries
+            )
         from compaction.providers.openai import OpenAIProvider
 
-        return OpenAIProvider(policy.model, base_url=base_url, api_key=key)
+        return OpenAIProvider(
+            policy.model, base_url=base_url, api_key=key, timeout=timeout, max_retries=retries
+        )
     except ImportError as e:
         raise click.UsageError(str(e)) from None
 
@@ -129,6 +134,24 @@ def summarizer_for(
     envvar="COMPACTION_SUMMARIZER_KEY",
     help="Summarizer key (default: --upstream-key, then the SDK's env).",
 )
+@click.option(
+    "--summarizer-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one summarizer call may take, each try (`compact.summarizer_timeout`, 120).",
+)
+@click.option(
+    "--summarizer-retries",
+    type=click.IntRange(min=0),
+    help="Retries of a failed summarizer call (`compact.summarizer_retries`, 2).",
+)
+@click.option(
+    "--compaction-deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds a request's compaction may take, summarizer calls included (at most "
+    "--upstream-timeout); past it the digest stands in for the summary.",
+)
 @click.option("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, show_default=True)
 @click.option(
     "--upstream-timeout",
@@ -173,6 +196,9 @@ def serve_command(
     summarizer_provider: str,
     summarizer_base_url: str | None,
     summarizer_key: str | None,
+    summarizer_timeout: float | None,
+    summarizer_retries: int | None,
+    compaction_deadline: float,
     max_body_bytes: int,
     upstream_timeout: float,
     connect_timeout: float,
@@ -197,6 +223,8 @@ def serve_command(
         "token_threshold": token_threshold,
         "max_tokens": max_tokens,
         "model": summarizer_model,
+        "summarizer_timeout": summarizer_timeout,
+        "summarizer_retries": summarizer_retries,
     }
     policy = policy.with_overrides(**overrides)
     if all(getattr(policy, t) is None for t in TRIGGERS) and policy.threshold_chars is None:
@@ -218,6 +246,7 @@ def serve_command(
         max_body_bytes=max_body_bytes,
         connect_timeout=connect_timeout,
         read_timeout=upstream_timeout,
+        compaction_deadline=compaction_deadline,
         recall_tool=recall_tool,
     )
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")

@@ -12,7 +12,8 @@ The hot path of a request that needs no compaction: read the body (bounded), par
 compare its history with the session's previous request, decode and count only the new
 messages (the per-message token cache answers for the rest), log them, and forward the
 original bytes; the response is relayed as it arrives. Compaction (tokenizing, maybe a
-summarizer call) runs in a worker thread, never on the event loop.
+summarizer call) runs in a worker thread, never on the event loop, within the settings'
+`deadline`: summarizer calls past it fail, and the digest stands in for their summary.
 
 One `httpx.AsyncClient` (pooled connections) lives from lifespan startup to shutdown. A
 request that fails before the upstream answered gets a 4xx/5xx in the API's own error shape
@@ -42,6 +43,7 @@ from compaction.dialects import load_payload
 from compaction.exceptions import DecodeError, InputError, StoreError
 from compaction.log import SessionLog
 from compaction.providers.base import Provider
+from compaction.providers.retry import provider_deadline
 from compaction.proxy import recall
 from compaction.proxy.apis import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, Api, dumps
 from compaction.proxy.errors import (
@@ -264,7 +266,11 @@ class Proxy:
     ) -> Prepared:
         header = request.headers.get(SESSION_HEADER)
         try:
-            return await self.sessions.prepare(api, payload, body, header, self._tenant(request))
+            # The deadline reaches the summarizer's calls in the compaction's worker thread.
+            with provider_deadline(self.settings.deadline):
+                return await self.sessions.prepare(
+                    api, payload, body, header, self._tenant(request)
+                )
         except ProxyError:
             raise
         except InputError as e:
@@ -294,7 +300,8 @@ class Proxy:
                 and is_context_overflow(response.status_code, content)
             ):
                 stated = stated_window(content)
-                harder = await self.sessions.compact_harder(api, prepared, stated)
+                with provider_deadline(self.settings.deadline):
+                    harder = await self.sessions.compact_harder(api, prepared, stated)
                 if harder is not None:
                     self.metrics.overflow_retries[api.name] += 1
                     logger.info(

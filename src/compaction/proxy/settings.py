@@ -40,8 +40,17 @@ class ProxySettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     connect_timeout: float = 10.0
     read_timeout: float = 600.0
+    # Seconds the compaction of one request may take, summarizer calls included; never more
+    # than `read_timeout` (`deadline`).
+    compaction_deadline: float = 120.0
     max_connections: int = 512
     max_keepalive_connections: int = 128
     recall_tool: bool = False
     retry_on_overflow: bool = True
     max_sessions: int = 2048
+
+    @property
+    def deadline(self) -> float:
+        """The seconds a request's compaction may take: `compaction_deadline`, bounded by
+        the proxy's own request timeout."""
+        return min(self.compaction_deadline, self.read_timeout)
