@@ -20,6 +20,11 @@ rows of their own.
    for the first byte (the back-to-back figures of 1. are not).
 3. Sustained requests per second with CLIENTS concurrent clients (httpx.AsyncClient, one
    conversation each) for SECONDS seconds. Target: more than ctxkeeper.
+4. A large request does not hold up the others (issue 11, item 12): a small session sends
+   requests one after another, first alone, then while other sessions each send one
+   HEAVY_BYTES message (decoded, counted, logged and compacted by the proxy). Added latency
+   of the small session's requests during the heavy ones (p50 and worst) against its own
+   p50 alone, through `compaction serve`. Target: worst < HEAVY_DELAY_BUDGET_MS.
 
 The load generator shares the machine with the servers, so throughput figures are those of
 the whole loopback system. The upstream and `compaction serve` run on uvloop and httptools
@@ -68,6 +73,9 @@ STREAM_ROUNDS = 15
 IDLE_S = 0.2  # the quiet before each request of the "after idle" latency row
 IDLE_ROUNDS = 15
 CLIENTS = 16
+HEAVY_BYTES = 5 * 1024 * 1024
+HEAVY_REQUESTS = 3
+HEAVY_DELAY_BUDGET_MS = 50.0
 SECONDS = 4.0
 STARTUP_TIMEOUT_S = 30.0
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -421,6 +429,113 @@ async def _throughput(server: Server, clients: int, seconds: float) -> Throughpu
         return Throughput(sum(done) / (time.perf_counter() - start), sum(failed))
 
 
+def heavy_body(conversation: str, size: int = HEAVY_BYTES) -> dict[str, Any]:
+    """A chat request whose one tool result is `size` bytes of log-like lines."""
+    lines, total, n = [], 0, 0
+    while total < size:
+        item = n * 7919 % 100003
+        line = f"{n:07d} worker-{n % 97} handled /api/v{n % 5}/items/{item} in {n % 887} ms"
+        lines.append(line)
+        total += len(line) + 1
+        n += 1
+    call = {
+        "id": "call_big",
+        "type": "function",
+        "function": {"name": "read_log", "arguments": "{}"},
+    }
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {
+            "role": "user",
+            "content": f"[{conversation}] Read the service log and find the slow calls.",
+        },
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_big", "content": "\n".join(lines)},
+        {"role": "user", "content": "Which calls took longest?"},
+    ]
+    return {"model": MODEL, "messages": messages, "max_tokens": 64}
+
+
+@dataclass
+class HeavyDelay:
+    alone_ms: list[float]  # the small session's requests with nothing else going on
+    during_ms: list[float]  # the same while the heavy requests were being handled
+    heavy_ms: list[float]  # each heavy request, sent to answered
+
+
+def heavy_delay(server: Server, rounds: int = 60) -> HeavyDelay:
+    """The small session's latencies alone, then during HEAVY_REQUESTS heavy requests (one
+    at a time, each a new session) sent from another thread."""
+    import threading
+
+    small = json.dumps(chat_body("small")).encode()
+    heavy = [
+        json.dumps(heavy_body(f"heavy-{i}-{time.time_ns()}")).encode()
+        for i in range(HEAVY_REQUESTS)
+    ]
+    url = server.url + "/v1/chat/completions"
+    done = threading.Event()
+    heavy_ms: list[float] = []
+
+    def send_heavy() -> None:
+        with httpx.Client(trust_env=False, timeout=300.0) as client:
+            for i, content in enumerate(heavy):
+                start = time.perf_counter()
+                resp = client.post(url, content=content, headers=_headers(server, f"heavy-{i}"))
+                heavy_ms.append((time.perf_counter() - start) * 1000)
+                if resp.status_code != 200:
+                    logger.warning("heavy request: %s %s", resp.status_code, resp.text[:200])
+        done.set()
+
+    with httpx.Client(trust_env=False, timeout=300.0) as client:
+        headers = _headers(server, "small")
+
+        def one() -> float:
+            start = time.perf_counter()
+            resp = client.post(url, content=small, headers=headers)
+            if resp.status_code != 200:
+                raise RuntimeError(f"{server.name}: {resp.status_code} {resp.text[:300]}")
+            return (time.perf_counter() - start) * 1000
+
+        for _ in range(WARMUP_ROUNDS):
+            one()
+        alone = [one() for _ in range(rounds)]
+        thread = threading.Thread(target=send_heavy)
+        thread.start()
+        during = []
+        while not done.is_set():
+            during.append(one())
+        thread.join()
+    return HeavyDelay(alone, during, heavy_ms)
+
+
+def _heavy_rows(measured: HeavyDelay, proxy: str) -> list[dict[str, Any]]:
+    base = statistics.median(measured.alone_ms)
+    rows = []
+    for label, value in (
+        ("p50", statistics.median(measured.during_ms)),
+        ("worst", max(measured.during_ms)),
+    ):
+        added = value - base
+        targeted = label == "worst"
+        rows.append(
+            row(
+                f"proxy: a small session during {HEAVY_BYTES // 2**20} MB requests, "
+                f"{label}: {proxy} ({added:+.1f} ms)",
+                value=value,
+                unit="ms",
+                baseline_name="the same small session alone, p50",
+                baseline_value=base,
+                budget=f"<+{HEAVY_DELAY_BUDGET_MS:g} ms" if targeted else "info",
+                ok=added < HEAVY_DELAY_BUDGET_MS if targeted else True,
+                added_ms=round(added, 3),
+                samples=len(measured.during_ms),
+                heavy_requests_ms=[round(t) for t in measured.heavy_ms],
+            )
+        )
+    return rows
+
+
 # -- rows ---------------------------------------------------------------------------------------
 
 
@@ -523,6 +638,8 @@ def run() -> list[dict[str, Any]]:
             _configure(upstream, delay_ms=0, reply_words=0)
         rows += _idle_rows(idle_latencies_ms(found, IDLE_ROUNDS), proxies)
 
+        rows += _heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve")
+
         measured = {
             name: asyncio.run(_throughput(s, CLIENTS, SECONDS)) for name, s in found.items()
         }
@@ -582,4 +699,8 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="note: %(message)s")
     logger.setLevel(logging.INFO)
-    _print_table(run())
+    if sys.argv[1:] == ["heavy"]:  # item 4 alone
+        with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
+            _print_table(_heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve"))
+    else:
+        _print_table(run())
