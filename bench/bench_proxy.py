@@ -463,9 +463,10 @@ class HeavyDelay:
     heavy_ms: list[float]  # each heavy request, sent to answered
 
 
-def heavy_delay(server: Server, rounds: int = 60) -> HeavyDelay:
+def heavy_delay(server: Server, rounds: int = 60, small_to: Server | None = None) -> HeavyDelay:
     """The small session's latencies alone, then during HEAVY_REQUESTS heavy requests (one
-    at a time, each a new session) sent from another thread."""
+    at a time, each a new session) sent from another thread. `small_to`: where the small
+    session goes (default: `server` too)."""
     import threading
 
     small = json.dumps(chat_body("small")).encode()
@@ -487,12 +488,14 @@ def heavy_delay(server: Server, rounds: int = 60) -> HeavyDelay:
                     logger.warning("heavy request: %s %s", resp.status_code, resp.text[:200])
         done.set()
 
+    small_server = small_to or server
+    small_url = small_server.url + "/v1/chat/completions"
     with httpx.Client(trust_env=False, timeout=300.0) as client:
-        headers = _headers(server, "small")
+        headers = _headers(small_server, "small")
 
         def one() -> float:
             start = time.perf_counter()
-            resp = client.post(url, content=small, headers=headers)
+            resp = client.post(small_url, content=small, headers=headers)
             if resp.status_code != 200:
                 raise RuntimeError(f"{server.name}: {resp.status_code} {resp.text[:300]}")
             return (time.perf_counter() - start) * 1000

@@ -11,7 +11,9 @@ through, status and metrics.
 The hot path of a request that needs no compaction: read the body (bounded), parse it once,
 compare its history with the session's previous request, decode and count only the new
 messages (the per-message token cache answers for the rest), log them, and forward the
-original bytes; the response is relayed as it arrives. Compaction (tokenizing, maybe a
+original bytes; the response is relayed as it arrives. The steps of a large request
+(parsing, decoding, counting, logging, encoding) run in a bounded worker pool
+(`compaction.proxy.work`), so it never holds up the other sessions. Compaction (tokenizing, maybe a
 summarizer call) runs in a worker thread, never on the event loop, within the settings'
 `deadline`: summarizer calls past it fail, and the digest stands in for their summary.
 
@@ -67,6 +69,7 @@ from compaction.proxy.upstream import (
     response_headers,
     target_url,
 )
+from compaction.proxy.work import Offload
 from compaction.store import SessionStore, open_store
 
 logger = logging.getLogger("compaction.proxy")
@@ -150,12 +153,14 @@ class Proxy:
         self.metrics = Metrics()
         self._own_store = store is None
         self.store = store if store is not None else open_store(settings.store)
+        self.offload = Offload(workers=settings.workers, threshold=settings.offload_bytes)
         self.sessions = Sessions(
             self.store,
             settings.compaction,
             summarizer=summarizer,
             metrics=self.metrics,
             max_sessions=settings.max_sessions,
+            offload=self.offload,
         )
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
@@ -245,7 +250,8 @@ class Proxy:
         try:
             self._authorize(request)
             body = await self._read_body(request)
-            payload = _parse(body)
+            large = self.offload.large(len(body))
+            payload = await self.offload.run(large, _parse, body)
             prepared = Prepared(body)
             if not api.stateful(payload) and api.items(payload) is not None:
                 prepared = await self._prepare(request, api, payload, body)
@@ -256,7 +262,7 @@ class Proxy:
                 and (not stream or api.name in _RECALL_IN_STREAMS)
             )
             if offer_recall:
-                prepared.body = dumps(recall.offer(api.name, json.loads(prepared.body)))
+                prepared.body = await self.offload.run(large, _offered, api.name, prepared.body)
             return await self._forward(request, api, prepared, offer_recall)
         except ProxyError as e:
             return error_response(api.name, e)
@@ -458,6 +464,10 @@ class Proxy:
                 raise ProxyError(413, _too_large(size, limit), code="request_too_large")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _offered(api: ApiName, body: bytes) -> bytes:
+    return dumps(recall.offer(api, json.loads(body)))
 
 
 def _presents(request: Request, key: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compaction.config import CompactionConfig
+from compaction.proxy.work import DEFAULT_THRESHOLD, DEFAULT_WORKERS
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
@@ -48,6 +49,10 @@ class ProxySettings:
     recall_tool: bool = False
     retry_on_overflow: bool = True
     max_sessions: int = 2048
+    # Requests of `offload_bytes` or more have their CPU-heavy steps run in a pool of
+    # `workers` threads (`compaction.proxy.work`).
+    workers: int = DEFAULT_WORKERS
+    offload_bytes: int = DEFAULT_THRESHOLD
 
     @property
     def deadline(self) -> float:

@@ -116,30 +116,37 @@ class ConversationCounter:
 
     def count_message(self, message: Message) -> int:
         """Tokens for one message, framing included, from the cache when possible."""
-        with self._lock:
-            return self._message(message)[0]
+        return self._message(message)[0]
+
+    # The lock guards the caches only, never a tokenization: a thread counting a large
+    # message must not hold up threads counting others (the proxy's event loop among them).
+    # Two threads counting the same new message at once both tokenize it; one entry stays.
 
     def _message(self, message: Message) -> tuple[int, bool]:
         key = id(message)
-        entry = self._messages.get(key)
-        if entry is not None and entry[0] is message:
-            self._messages.move_to_end(key)
-            return entry[1], entry[2]
+        with self._lock:
+            entry = self._messages.get(key)
+            if entry is not None and entry[0] is message:
+                self._messages.move_to_end(key)
+                return entry[1], entry[2]
         tokens, estimated = message_tokens(message, self.counter, self.provider)
-        self._messages[key] = (message, tokens, estimated)
-        if len(self._messages) > self.max_cached_messages:
-            self._messages.popitem(last=False)
+        with self._lock:
+            self._messages[key] = (message, tokens, estimated)
+            if len(self._messages) > self.max_cached_messages:
+                self._messages.popitem(last=False)
         return tokens, estimated
 
     def _tool(self, schema: Mapping[str, Any]) -> int:
         key = id(schema)
-        entry = self._tools.get(key)
-        if entry is not None and entry[0] is schema:
-            return entry[1]
+        with self._lock:
+            entry = self._tools.get(key)
+            if entry is not None and entry[0] is schema:
+                return entry[1]
         tokens = tool_schema_tokens(schema, self.counter, self.provider)
-        if len(self._tools) >= _MAX_CACHED_TOOLS:
-            self._tools.clear()
-        self._tools[key] = (schema, tokens)
+        with self._lock:
+            if len(self._tools) >= _MAX_CACHED_TOOLS:
+                self._tools.clear()
+            self._tools[key] = (schema, tokens)
         return tokens
 
     def count(
@@ -161,15 +168,14 @@ class ConversationCounter:
         per_message: list[int] = []
         by_role: dict[str, int] = {}
         estimated = not self.counter.exact
-        with self._lock:
-            count_one = self._message
-            for message in messages:
-                tokens, guessed = count_one(message)
-                per_message.append(tokens)
-                by_role[message.role] = by_role.get(message.role, 0) + tokens
-                if guessed:
-                    estimated = True
-            tool_tokens = costs.tools_base + sum(map(self._tool, tools)) if tools else 0
+        count_one = self._message
+        for message in messages:
+            tokens, guessed = count_one(message)
+            per_message.append(tokens)
+            by_role[message.role] = by_role.get(message.role, 0) + tokens
+            if guessed:
+                estimated = True
+        tool_tokens = costs.tools_base + sum(map(self._tool, tools)) if tools else 0
 
         overhead = costs.reply_priming if messages else 0
         return TokenCount(
