@@ -22,6 +22,7 @@ sys.path.insert(0, str(HERE))
 import bench_compaction  # noqa: E402
 import bench_proxy  # noqa: E402
 import bench_retention  # noqa: E402
+import bench_store  # noqa: E402
 import bench_tokens  # noqa: E402
 
 
@@ -47,7 +48,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def main() -> int:
     started = time.time()
     rows: list[dict[str, Any]] = []
-    for module in (bench_tokens, bench_compaction, bench_retention, bench_proxy):
+    for module in (bench_tokens, bench_compaction, bench_retention, bench_store, bench_proxy):
         name = module.__name__
         print(f"running {name} …", file=sys.stderr, flush=True)
         for row in module.run():
