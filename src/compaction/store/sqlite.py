@@ -1,5 +1,10 @@
 """`SQLiteStore`: the append-only session log in SQLite (WAL), with full-text recall (FTS5).
 
+Archived originals are rows of an ordinary table, indexed by (session, seq), so a
+compaction's lookups cost the same however much the store holds; their words are indexed
+by an FTS5 table that reads its text from there (external content), kept in step by every
+write that archives (`_index_archived`).
+
 The rows and the view are described in `compaction.store.base`. Each write is one
 transaction, so a process killed at any point leaves the log as
 it was before the write or after it, never between; the view read back is either the one
@@ -24,7 +29,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from compaction.exceptions import StoreError
-from compaction.store._sql import SQLStore, in_session
+from compaction.store._sql import Connection, SQLStore, in_session
 from compaction.store.base import RecallHit
 from compaction.store.migrations import migrate
 
@@ -114,16 +119,25 @@ class SQLiteStore(SQLStore):
         match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
         scope, params = in_session(session_id)
         rows = self._read(
-            "SELECT session_id, seq, role, snippet(archive, 0, '[', ']', '…', 16),"
-            " bm25(archive), text FROM archive WHERE archive MATCH ?"
+            "SELECT session_id, seq, role, snippet(archive_words, 0, '[', ']', '…', 16),"
+            " bm25(archive_words), archive.text FROM archive_words"
+            " JOIN archive ON archive.id = archive_words.rowid WHERE archive_words MATCH ?"
             + scope
-            + " ORDER BY bm25(archive) LIMIT ?",
+            + " ORDER BY bm25(archive_words) LIMIT ?",
             [match, *params, limit],
         )
         return [
             RecallHit(s, int(q), r, snip, -float(score), text)
             for s, q, r, snip, score, text in rows
         ]
+
+    def _index_archived(self, db: Connection, session_id: str, seqs: list[int]) -> None:
+        # The full-text index has external content: it learns of new rows only when told.
+        db.execute(
+            "INSERT INTO archive_words (rowid, text) SELECT id, text FROM archive"
+            " WHERE session_id = ? AND " + self._SEQ_IN,
+            (session_id, self._seq_list(seqs)),
+        )
 
     def integrity(self) -> list[str]:
         """Problems SQLite finds in the file (empty when it is sound)."""
