@@ -20,7 +20,11 @@ rows of their own.
    for the first byte (the back-to-back figures of 1. are not).
 3. Sustained requests per second with CLIENTS concurrent clients (httpx.AsyncClient, one
    conversation each) for SECONDS seconds. Target: more than ctxkeeper.
-4. A large request does not hold up the others (issue 11, item 12): a small session sends
+4. CPU per request that needs no compaction (issue 11, item 14): the CPU time (user +
+   system, from /proc) each server process spent over CPU_ROUNDS requests sent one at a
+   time, per request; the proxies against the upstream's own and ours against ctxkeeper's.
+   Target: ≤ CPU_BUDGET_MS, and throughput with CLIENTS clients ≥ 1.5× ctxkeeper's.
+5. A large request does not hold up the others (issue 11, item 12): a small session sends
    requests one after another, first alone, then while other sessions each send one
    HEAVY_BYTES message (decoded, counted, logged and compacted by the proxy). Added latency
    of the small session's requests during the heavy ones (p50 and worst) against its own
@@ -73,6 +77,9 @@ STREAM_ROUNDS = 15
 IDLE_S = 0.2  # the quiet before each request of the "after idle" latency row
 IDLE_ROUNDS = 15
 CLIENTS = 16
+CPU_ROUNDS = 1500
+CPU_BUDGET_MS = 1.5
+THROUGHPUT_VS_PEER = 1.5
 HEAVY_BYTES = 5 * 1024 * 1024
 HEAVY_REQUESTS = 3
 HEAVY_DELAY_BUDGET_MS = 50.0
@@ -429,6 +436,59 @@ async def _throughput(server: Server, clients: int, seconds: float) -> Throughpu
         return Throughput(sum(done) / (time.perf_counter() - start), sum(failed))
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_request_ms(server: Server, upstream: Server, rounds: int = CPU_ROUNDS) -> float:
+    """CPU milliseconds the process of `server` spends per small chat request."""
+    content = json.dumps(chat_body("cpu")).encode()
+    headers = _headers(server, "cpu")
+    url = server.url + "/v1/chat/completions"
+    with httpx.Client(trust_env=False, timeout=30.0) as client:
+        for _ in range(WARMUP_ROUNDS):
+            client.post(url, content=content, headers=headers)
+        before = _cpu_seconds(server.proc.pid)
+        for _ in range(rounds):
+            resp = client.post(url, content=content, headers=headers)
+            if resp.status_code != 200:
+                raise RuntimeError(f"{server.name}: {resp.status_code} {resp.text[:300]}")
+        return (_cpu_seconds(server.proc.pid) - before) * 1000 / rounds
+
+
+def _cpu_rows(cpu: dict[str, float], proxies: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for proxy in proxies:
+        targeted = proxy == "compaction serve"
+        rows.append(
+            row(
+                f"proxy CPU per chat request, no compaction: {proxy}",
+                value=cpu[proxy],
+                unit="ms",
+                baseline_name="the upstream's own CPU per request",
+                baseline_value=cpu["direct"],
+                budget=f"≤{CPU_BUDGET_MS:g} ms" if targeted else "info",
+                ok=cpu[proxy] <= CPU_BUDGET_MS if targeted else True,
+                rounds=CPU_ROUNDS,
+            )
+        )
+    if "ctxkeeper" in cpu:
+        rows.append(
+            row(
+                "proxy CPU per chat request, no compaction: compaction serve vs ctxkeeper",
+                value=cpu["compaction serve"],
+                unit="ms",
+                baseline_name="ctxkeeper in front of the same upstream",
+                baseline_value=cpu["ctxkeeper"],
+                budget="≤1×",
+                ok=cpu["compaction serve"] <= cpu["ctxkeeper"],
+            )
+        )
+    return rows
+
+
 def heavy_body(conversation: str, size: int = HEAVY_BYTES) -> dict[str, Any]:
     """A chat request whose one tool result is `size` bytes of log-like lines."""
     lines, total, n = [], 0, 0
@@ -641,6 +701,8 @@ def run() -> list[dict[str, Any]]:
             _configure(upstream, delay_ms=0, reply_words=0)
         rows += _idle_rows(idle_latencies_ms(found, IDLE_ROUNDS), proxies)
 
+        cpu = {name: cpu_per_request_ms(s, upstream) for name, s in found.items()}
+        rows += _cpu_rows(cpu, proxies)
         rows += _heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve")
 
         measured = {
@@ -669,8 +731,8 @@ def run() -> list[dict[str, Any]]:
                     unit="req/s",
                     baseline_name="ctxkeeper in front of the same upstream",
                     baseline_value=rps["ctxkeeper"],
-                    budget=">1×",
-                    ok=rps["compaction serve"] > rps["ctxkeeper"]
+                    budget=f"≥{THROUGHPUT_VS_PEER:g}×",
+                    ok=rps["compaction serve"] >= THROUGHPUT_VS_PEER * rps["ctxkeeper"]
                     and measured["compaction serve"].failed == 0,
                     failed=measured["compaction serve"].failed,
                     baseline_failed=measured["ctxkeeper"].failed,
@@ -702,8 +764,12 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="note: %(message)s")
     logger.setLevel(logging.INFO)
-    if sys.argv[1:] == ["heavy"]:  # item 4 alone
+    if sys.argv[1:] == ["heavy"]:  # item 5 alone
         with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
             _print_table(_heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve"))
+    elif sys.argv[1:] == ["cpu"]:  # item 4's CPU rows alone
+        with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
+            cpu = {name: cpu_per_request_ms(s, found["direct"]) for name, s in found.items()}
+            _print_table(_cpu_rows(cpu, [name for name in found if name != "direct"]))
     else:
         _print_table(run())
