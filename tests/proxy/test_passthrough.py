@@ -258,3 +258,22 @@ async def test_dots_inside_a_segment_are_relayed() -> None:
         status, _ = await _asgi_get(h.app, b"/v1/files/report..v2.txt")
         assert status in {200, 404}
         assert h.upstream.last.url == "http://upstream.test/v1/files/report..v2.txt"
+
+
+async def test_cookies_an_upstream_sets_reach_the_client_never_another_request() -> None:
+    def handler(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
+        return httpx.Response(
+            200, json={"ok": True}, headers={"set-cookie": "upstream-session=tenant-A; Path=/"}
+        )
+
+    async with running(handler=handler) as h:
+        first = await h.client.get("/v1/models", headers={"authorization": "Bearer sk-A"})
+        assert first.headers["set-cookie"] == "upstream-session=tenant-A; Path=/"
+        h.client.cookies.clear()  # the second client keeps no cookies of its own
+        await h.client.get("/v1/models", headers={"authorization": "Bearer sk-B"})
+        assert "cookie" not in h.upstream.last.headers
+        h.client.cookies.clear()
+        await h.client.post(
+            "/v1/chat/completions", json=chat_body(1), headers={"authorization": "Bearer sk-B"}
+        )
+        assert "cookie" not in h.upstream.last.headers

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterable, Iterable
-from typing import Final
+from http.cookiejar import CookieJar
+from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -69,8 +70,24 @@ def make_client(
         keepalive_expiry=30.0,
     )
     return httpx.AsyncClient(
-        transport=transport, timeout=timeout, limits=limits, follow_redirects=False
+        transport=transport,
+        timeout=timeout,
+        limits=limits,
+        follow_redirects=False,
+        cookies=NoCookies(),
     )
+
+
+class NoCookies(CookieJar):
+    """The proxy's cookie jar, which keeps nothing: one client serves every tenant, and a
+    cookie one upstream answer set must never ride on another client's request. Cookies
+    pass between each client and the upstream as headers, untouched."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None
 
 
 def target_url(base: str, path: str, query: bytes) -> str:
