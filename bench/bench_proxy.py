@@ -442,10 +442,45 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_per_request_ms(server: Server, upstream: Server, rounds: int = CPU_ROUNDS) -> float:
-    """CPU milliseconds the process of `server` spends per small chat request."""
-    content = json.dumps(chat_body("cpu")).encode()
+def agent_body(conversation: str) -> dict[str, Any]:
+    """A request shaped like a coding agent's (about 40 KB): a long system prompt, 20 tool
+    schemas and 60 earlier messages."""
+    body = chat_body(conversation)
+    body["messages"][0]["content"] = "You are a coding agent; follow the repository rules. " * 250
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "n": {"type": "integer"}},
+    }
+    body["tools"] = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"tool_{i}",
+                "description": "Does one thing. " * 20,
+                "parameters": schema,
+            },
+        }
+        for i in range(20)
+    ]
+    for i in range(30):
+        body["messages"].append({"role": "assistant", "content": f"Step {i} done. " * 30})
+        body["messages"].append({"role": "user", "content": f"Good, continue with {i + 1}. " * 20})
+    return body
+
+
+def cpu_per_request_ms(
+    server: Server,
+    upstream: Server,
+    rounds: int = CPU_ROUNDS,
+    body: Callable[[str], dict[str, Any]] = chat_body,
+    session_header: bool = True,
+) -> float:
+    """CPU milliseconds the process of `server` spends per chat request of `body`'s shape
+    (without a session header when `session_header` is False, as most agents send them)."""
+    content = json.dumps(body("cpu")).encode()
     headers = _headers(server, "cpu")
+    if not session_header and server.session_header:
+        headers.pop(server.session_header)
     url = server.url + "/v1/chat/completions"
     with httpx.Client(trust_env=False, timeout=30.0) as client:
         for _ in range(WARMUP_ROUNDS):
@@ -458,13 +493,15 @@ def cpu_per_request_ms(server: Server, upstream: Server, rounds: int = CPU_ROUND
         return (_cpu_seconds(server.proc.pid) - before) * 1000 / rounds
 
 
-def _cpu_rows(cpu: dict[str, float], proxies: list[str]) -> list[dict[str, Any]]:
+def _cpu_rows(
+    cpu: dict[str, float], proxies: list[str], shape: str = "small"
+) -> list[dict[str, Any]]:
     rows = []
     for proxy in proxies:
         targeted = proxy == "compaction serve"
         rows.append(
             row(
-                f"proxy CPU per chat request, no compaction: {proxy}",
+                f"proxy CPU per {shape} chat request, no compaction: {proxy}",
                 value=cpu[proxy],
                 unit="ms",
                 baseline_name="the upstream's own CPU per request",
@@ -477,7 +514,7 @@ def _cpu_rows(cpu: dict[str, float], proxies: list[str]) -> list[dict[str, Any]]
     if "ctxkeeper" in cpu:
         rows.append(
             row(
-                "proxy CPU per chat request, no compaction: compaction serve vs ctxkeeper",
+                f"proxy CPU per {shape} chat request, no compaction: compaction serve vs ctxkeeper",
                 value=cpu["compaction serve"],
                 unit="ms",
                 baseline_name="ctxkeeper in front of the same upstream",
@@ -703,6 +740,11 @@ def run() -> list[dict[str, Any]]:
 
         cpu = {name: cpu_per_request_ms(s, upstream) for name, s in found.items()}
         rows += _cpu_rows(cpu, proxies)
+        cpu = {
+            name: cpu_per_request_ms(s, upstream, 500, agent_body, session_header=False)
+            for name, s in found.items()
+        }
+        rows += _cpu_rows(cpu, proxies, "40 KB agent-shaped (no session header)")
         rows += _heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve")
 
         measured = {
@@ -769,7 +811,13 @@ if __name__ == "__main__":
             _print_table(_heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve"))
     elif sys.argv[1:] == ["cpu"]:  # item 4's CPU rows alone
         with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
+            proxies = [name for name in found if name != "direct"]
             cpu = {name: cpu_per_request_ms(s, found["direct"]) for name, s in found.items()}
-            _print_table(_cpu_rows(cpu, [name for name in found if name != "direct"]))
+            rows = _cpu_rows(cpu, proxies)
+            cpu = {
+                name: cpu_per_request_ms(s, found["direct"], 500, agent_body, session_header=False)
+                for name, s in found.items()
+            }
+            _print_table(rows + _cpu_rows(cpu, proxies, "40 KB agent-shaped (no session header)"))
     else:
         _print_table(run())
