@@ -20,6 +20,15 @@ rows of their own.
    for the first byte (the back-to-back figures of 1. are not).
 3. Sustained requests per second with CLIENTS concurrent clients (httpx.AsyncClient, one
    conversation each) for SECONDS seconds. Target: more than ctxkeeper.
+4. CPU per request that needs no compaction (issue 11, item 14): the CPU time (user +
+   system, from /proc) each server process spent over CPU_ROUNDS requests sent one at a
+   time, per request; the proxies against the upstream's own and ours against ctxkeeper's.
+   Target: ≤ CPU_BUDGET_MS, and throughput with CLIENTS clients ≥ 1.5× ctxkeeper's.
+5. A large request does not hold up the others (issue 11, item 12): a small session sends
+   requests one after another, first alone, then while other sessions each send one
+   HEAVY_BYTES message (decoded, counted, logged and compacted by the proxy). Added latency
+   of the small session's requests during the heavy ones (p50 and worst) against its own
+   p50 alone, through `compaction serve`. Target: worst < HEAVY_DELAY_BUDGET_MS.
 
 The load generator shares the machine with the servers, so throughput figures are those of
 the whole loopback system. The upstream and `compaction serve` run on uvloop and httptools
@@ -68,6 +77,12 @@ STREAM_ROUNDS = 15
 IDLE_S = 0.2  # the quiet before each request of the "after idle" latency row
 IDLE_ROUNDS = 15
 CLIENTS = 16
+CPU_ROUNDS = 1500
+CPU_BUDGET_MS = 1.5
+THROUGHPUT_VS_PEER = 1.5
+HEAVY_BYTES = 5 * 1024 * 1024
+HEAVY_REQUESTS = 3
+HEAVY_DELAY_BUDGET_MS = 50.0
 SECONDS = 4.0
 STARTUP_TIMEOUT_S = 30.0
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -421,6 +436,206 @@ async def _throughput(server: Server, clients: int, seconds: float) -> Throughpu
         return Throughput(sum(done) / (time.perf_counter() - start), sum(failed))
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def agent_body(conversation: str) -> dict[str, Any]:
+    """A request shaped like a coding agent's (about 40 KB): a long system prompt, 20 tool
+    schemas and 60 earlier messages."""
+    body = chat_body(conversation)
+    body["messages"][0]["content"] = "You are a coding agent; follow the repository rules. " * 250
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "n": {"type": "integer"}},
+    }
+    body["tools"] = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"tool_{i}",
+                "description": "Does one thing. " * 20,
+                "parameters": schema,
+            },
+        }
+        for i in range(20)
+    ]
+    for i in range(30):
+        body["messages"].append({"role": "assistant", "content": f"Step {i} done. " * 30})
+        body["messages"].append({"role": "user", "content": f"Good, continue with {i + 1}. " * 20})
+    return body
+
+
+def cpu_per_request_ms(
+    server: Server,
+    upstream: Server,
+    rounds: int = CPU_ROUNDS,
+    body: Callable[[str], dict[str, Any]] = chat_body,
+    session_header: bool = True,
+) -> float:
+    """CPU milliseconds the process of `server` spends per chat request of `body`'s shape
+    (without a session header when `session_header` is False, as most agents send them)."""
+    content = json.dumps(body("cpu")).encode()
+    headers = _headers(server, "cpu")
+    if not session_header and server.session_header:
+        headers.pop(server.session_header)
+    url = server.url + "/v1/chat/completions"
+    with httpx.Client(trust_env=False, timeout=30.0) as client:
+        for _ in range(WARMUP_ROUNDS):
+            client.post(url, content=content, headers=headers)
+        before = _cpu_seconds(server.proc.pid)
+        for _ in range(rounds):
+            resp = client.post(url, content=content, headers=headers)
+            if resp.status_code != 200:
+                raise RuntimeError(f"{server.name}: {resp.status_code} {resp.text[:300]}")
+        return (_cpu_seconds(server.proc.pid) - before) * 1000 / rounds
+
+
+def _cpu_rows(
+    cpu: dict[str, float], proxies: list[str], shape: str = "small"
+) -> list[dict[str, Any]]:
+    rows = []
+    for proxy in proxies:
+        targeted = proxy == "compaction serve"
+        rows.append(
+            row(
+                f"proxy CPU per {shape} chat request, no compaction: {proxy}",
+                value=cpu[proxy],
+                unit="ms",
+                baseline_name="the upstream's own CPU per request",
+                baseline_value=cpu["direct"],
+                budget=f"≤{CPU_BUDGET_MS:g} ms" if targeted else "info",
+                ok=cpu[proxy] <= CPU_BUDGET_MS if targeted else True,
+                rounds=CPU_ROUNDS,
+            )
+        )
+    if "ctxkeeper" in cpu:
+        rows.append(
+            row(
+                f"proxy CPU per {shape} chat request, no compaction: compaction serve vs ctxkeeper",
+                value=cpu["compaction serve"],
+                unit="ms",
+                baseline_name="ctxkeeper in front of the same upstream",
+                baseline_value=cpu["ctxkeeper"],
+                budget="≤1×",
+                ok=cpu["compaction serve"] <= cpu["ctxkeeper"],
+            )
+        )
+    return rows
+
+
+def heavy_body(conversation: str, size: int = HEAVY_BYTES) -> dict[str, Any]:
+    """A chat request whose one tool result is `size` bytes of log-like lines."""
+    lines, total, n = [], 0, 0
+    while total < size:
+        item = n * 7919 % 100003
+        line = f"{n:07d} worker-{n % 97} handled /api/v{n % 5}/items/{item} in {n % 887} ms"
+        lines.append(line)
+        total += len(line) + 1
+        n += 1
+    call = {
+        "id": "call_big",
+        "type": "function",
+        "function": {"name": "read_log", "arguments": "{}"},
+    }
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {
+            "role": "user",
+            "content": f"[{conversation}] Read the service log and find the slow calls.",
+        },
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_big", "content": "\n".join(lines)},
+        {"role": "user", "content": "Which calls took longest?"},
+    ]
+    return {"model": MODEL, "messages": messages, "max_tokens": 64}
+
+
+@dataclass
+class HeavyDelay:
+    alone_ms: list[float]  # the small session's requests with nothing else going on
+    during_ms: list[float]  # the same while the heavy requests were being handled
+    heavy_ms: list[float]  # each heavy request, sent to answered
+
+
+def heavy_delay(server: Server, rounds: int = 60, small_to: Server | None = None) -> HeavyDelay:
+    """The small session's latencies alone, then during HEAVY_REQUESTS heavy requests (one
+    at a time, each a new session) sent from another thread. `small_to`: where the small
+    session goes (default: `server` too)."""
+    import threading
+
+    small = json.dumps(chat_body("small")).encode()
+    heavy = [
+        json.dumps(heavy_body(f"heavy-{i}-{time.time_ns()}")).encode()
+        for i in range(HEAVY_REQUESTS)
+    ]
+    url = server.url + "/v1/chat/completions"
+    done = threading.Event()
+    heavy_ms: list[float] = []
+
+    def send_heavy() -> None:
+        with httpx.Client(trust_env=False, timeout=300.0) as client:
+            for i, content in enumerate(heavy):
+                start = time.perf_counter()
+                resp = client.post(url, content=content, headers=_headers(server, f"heavy-{i}"))
+                heavy_ms.append((time.perf_counter() - start) * 1000)
+                if resp.status_code != 200:
+                    logger.warning("heavy request: %s %s", resp.status_code, resp.text[:200])
+        done.set()
+
+    small_server = small_to or server
+    small_url = small_server.url + "/v1/chat/completions"
+    with httpx.Client(trust_env=False, timeout=300.0) as client:
+        headers = _headers(small_server, "small")
+
+        def one() -> float:
+            start = time.perf_counter()
+            resp = client.post(small_url, content=small, headers=headers)
+            if resp.status_code != 200:
+                raise RuntimeError(f"{server.name}: {resp.status_code} {resp.text[:300]}")
+            return (time.perf_counter() - start) * 1000
+
+        for _ in range(WARMUP_ROUNDS):
+            one()
+        alone = [one() for _ in range(rounds)]
+        thread = threading.Thread(target=send_heavy)
+        thread.start()
+        during = []
+        while not done.is_set():
+            during.append(one())
+        thread.join()
+    return HeavyDelay(alone, during, heavy_ms)
+
+
+def _heavy_rows(measured: HeavyDelay, proxy: str) -> list[dict[str, Any]]:
+    base = statistics.median(measured.alone_ms)
+    rows = []
+    for label, value in (
+        ("p50", statistics.median(measured.during_ms)),
+        ("worst", max(measured.during_ms)),
+    ):
+        added = value - base
+        targeted = label == "worst"
+        rows.append(
+            row(
+                f"proxy: a small session during {HEAVY_BYTES // 2**20} MB requests, "
+                f"{label}: {proxy} ({added:+.1f} ms)",
+                value=value,
+                unit="ms",
+                baseline_name="the same small session alone, p50",
+                baseline_value=base,
+                budget=f"<+{HEAVY_DELAY_BUDGET_MS:g} ms" if targeted else "info",
+                ok=added < HEAVY_DELAY_BUDGET_MS if targeted else True,
+                added_ms=round(added, 3),
+                samples=len(measured.during_ms),
+                heavy_requests_ms=[round(t) for t in measured.heavy_ms],
+            )
+        )
+    return rows
+
+
 # -- rows ---------------------------------------------------------------------------------------
 
 
@@ -523,6 +738,15 @@ def run() -> list[dict[str, Any]]:
             _configure(upstream, delay_ms=0, reply_words=0)
         rows += _idle_rows(idle_latencies_ms(found, IDLE_ROUNDS), proxies)
 
+        cpu = {name: cpu_per_request_ms(s, upstream) for name, s in found.items()}
+        rows += _cpu_rows(cpu, proxies)
+        cpu = {
+            name: cpu_per_request_ms(s, upstream, 500, agent_body, session_header=False)
+            for name, s in found.items()
+        }
+        rows += _cpu_rows(cpu, proxies, "40 KB agent-shaped (no session header)")
+        rows += _heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve")
+
         measured = {
             name: asyncio.run(_throughput(s, CLIENTS, SECONDS)) for name, s in found.items()
         }
@@ -549,8 +773,8 @@ def run() -> list[dict[str, Any]]:
                     unit="req/s",
                     baseline_name="ctxkeeper in front of the same upstream",
                     baseline_value=rps["ctxkeeper"],
-                    budget=">1×",
-                    ok=rps["compaction serve"] > rps["ctxkeeper"]
+                    budget=f"≥{THROUGHPUT_VS_PEER:g}×",
+                    ok=rps["compaction serve"] >= THROUGHPUT_VS_PEER * rps["ctxkeeper"]
                     and measured["compaction serve"].failed == 0,
                     failed=measured["compaction serve"].failed,
                     baseline_failed=measured["ctxkeeper"].failed,
@@ -582,4 +806,18 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="note: %(message)s")
     logger.setLevel(logging.INFO)
-    _print_table(run())
+    if sys.argv[1:] == ["heavy"]:  # item 5 alone
+        with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
+            _print_table(_heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve"))
+    elif sys.argv[1:] == ["cpu"]:  # item 4's CPU rows alone
+        with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
+            proxies = [name for name in found if name != "direct"]
+            cpu = {name: cpu_per_request_ms(s, found["direct"]) for name, s in found.items()}
+            rows = _cpu_rows(cpu, proxies)
+            cpu = {
+                name: cpu_per_request_ms(s, found["direct"], 500, agent_body, session_header=False)
+                for name, s in found.items()
+            }
+            _print_table(rows + _cpu_rows(cpu, proxies, "40 KB agent-shaped (no session header)"))
+    else:
+        _print_table(run())

@@ -25,6 +25,7 @@ import bench_proxy  # noqa: E402
 import bench_realdata  # noqa: E402
 import bench_recall  # noqa: E402
 import bench_retention  # noqa: E402
+import bench_store  # noqa: E402
 import bench_tokens  # noqa: E402
 
 
@@ -51,7 +52,7 @@ def main() -> int:
     started = time.time()
     rows: list[dict[str, Any]] = []
     suites = (bench_tokens, bench_compaction, bench_hooks, bench_recall, bench_retention)
-    for module in (*suites, bench_realdata, bench_proxy):
+    for module in (*suites, bench_realdata, bench_store, bench_proxy):
         name = module.__name__
         print(f"running {name} …", file=sys.stderr, flush=True)
         for row in module.run():

@@ -30,6 +30,7 @@ from compaction.providers import (
     OpenAIProvider,
     OutputSchema,
     Provider,
+    provider_deadline,
 )
 from compaction.providers import errors as provider_errors
 
@@ -972,4 +973,80 @@ def test_adapters_satisfy_the_provider_protocol() -> None:
     assert isinstance(openai_side, Provider)
     assert isinstance(anthropic_side, Provider)
     assert (openai_side.name, anthropic_side.name) == ("openai", "anthropic")
+    assert upstream.requests == []
+
+
+# ------------------------------------------------------------------ undecodable answers
+
+# Bytes a broken server or proxy may answer with: not UTF-8, or not JSON where JSON belongs.
+UNDECODABLE = [
+    pytest.param(b"data: \xff\xfe{}\n\n", id="sse-not-utf8"),
+    pytest.param(b"\xff\xfe\x00garbage", id="body-not-utf8"),
+    pytest.param(b'data: {"choices": [\n\n', id="sse-not-json"),
+]
+
+
+@pytest.mark.parametrize("body", UNDECODABLE)
+@pytest.mark.parametrize(
+    ("make", "content_type", "options"),
+    [
+        pytest.param(openai_provider, "text/event-stream", {}, id="openai-stream"),
+        pytest.param(openai_provider, "application/json", {"stream": False}, id="openai-whole"),
+        pytest.param(anthropic_provider, "text/event-stream", {}, id="anthropic"),
+    ],
+)
+def test_an_answer_that_cannot_be_decoded_is_a_bad_response(
+    make: Callable[..., Provider], content_type: str, options: dict[str, Any], body: bytes
+) -> None:
+    upstream = Upstream(httpx2.Response(200, headers={"content-type": content_type}, content=body))
+
+    with pytest.raises(BadResponseError) as caught:
+        make(upstream, max_retries=0, **options).complete(request())
+
+    assert caught.value.provider in ("openai", "anthropic")
+    assert not caught.value.retryable
+
+
+# -------------------------------------------------------------------------- deadlines
+
+
+def sent_timeouts(upstream: Upstream) -> list[float]:
+    """The read timeout the SDK gave each request it sent."""
+    return [r.extensions["timeout"]["read"] for r in upstream.requests]
+
+
+@pytest.mark.parametrize(
+    ("make", "reply"),
+    [
+        pytest.param(openai_provider, openai_text_stream, id="openai"),
+        pytest.param(anthropic_provider, anthropic_text_stream, id="anthropic"),
+    ],
+)
+def test_each_try_waits_no_longer_than_the_deadline_leaves(
+    make: Callable[..., Provider], reply: Callable[..., httpx2.Response]
+) -> None:
+    upstream = Upstream(reply("Fine."), reply("Fine."))
+    provider = make(upstream, timeout=30.0)
+    provider.complete(request())
+    with provider_deadline(2.0):
+        provider.complete(request())
+    assert sent_timeouts(upstream)[0] == 30.0
+    assert 0 < sent_timeouts(upstream)[1] <= 2.0
+
+
+def test_no_retry_is_started_that_the_deadline_cannot_wait_for() -> None:
+    busy = error_response(503, {"error": {"message": "busy"}}, {"retry-after": "5"})
+    upstream = Upstream(busy, busy, busy)
+    sleeps = Sleeps()
+    with provider_deadline(1.0), pytest.raises(ServerError):
+        openai_provider(upstream, max_retries=2, sleep=sleeps).complete(request())
+    assert len(upstream.requests) == 1
+    assert sleeps == []
+
+
+def test_a_call_after_the_deadline_is_not_sent() -> None:
+    upstream = Upstream()
+    with provider_deadline(0.0), pytest.raises(ProviderTimeoutError, match="deadline") as caught:
+        openai_provider(upstream).complete(request())
+    assert not caught.value.retryable
     assert upstream.requests == []

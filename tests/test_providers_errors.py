@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import random
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from compaction.cli import cli
+from compaction.dialects import OPENAI
 from compaction.exceptions import (
     AuthenticationError,
     BadResponseError,
@@ -26,6 +34,8 @@ from compaction.providers.errors import (
     retry_after_from_headers,
 )
 from compaction.providers.retry import backoff_delay
+
+from .helpers import coding_session
 
 # ------------------------------------------------------------------- context overflow
 
@@ -289,3 +299,101 @@ def test_attempts_must_be_positive(attempts: int) -> None:
 
     with pytest.raises(ValueError, match="attempts"):
         call_with_retries(never, attempts=attempts)
+
+
+# ------------------------------------------------------------ at the command line
+
+
+class _GarbageServer(http.server.BaseHTTPRequestHandler):
+    """Answers every request 200 with bytes that are not UTF-8."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"data: \xff\xfe\xfa{}\n\n")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def garbage_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _GarbageServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_compact_falls_back_to_the_digest_when_the_summarizer_answers_garbage(
+    tmp_path: Path, garbage_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(OPENAI.encode(coding_session(30))))
+
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("compact", str(path), "--strategy", "summarize", "--target-ratio", "0.3"),
+            *("--provider", "openai", "--model", "gpt-test", "--base-url", garbage_server),
+            *("--receipt", str(tmp_path / "receipt.json")),
+        ],
+    )
+
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 0, result.stderr
+    assert OPENAI.validate(OPENAI.decode(json.loads(result.stdout))) == []
+    receipt = json.loads((tmp_path / "receipt.json").read_text())
+    errors = receipt["summarizer"]["errors"]
+    assert errors and all("could not be decoded" in e for e in errors)
+
+
+class _StalledServer(http.server.BaseHTTPRequestHandler):
+    """Takes every request and answers nothing for a while."""
+
+    requests = 0
+
+    def do_POST(self) -> None:
+        type(self).requests += 1
+        time.sleep(2)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_compact_takes_the_summarizer_timeout_and_retries_from_the_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StalledServer)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(OPENAI.encode(coding_session(30))))
+    try:
+        result = CliRunner().invoke(
+            cli,
+            [
+                *("compact", str(path), "--strategy", "summarize", "--target-ratio", "0.3"),
+                *("--provider", "openai", "--model", "gpt-test"),
+                *("--base-url", f"http://127.0.0.1:{server.server_address[1]}/v1"),
+                *("--summarizer-timeout", "0.2", "--summarizer-retries", "0"),
+                *("--receipt", str(tmp_path / "receipt.json")),
+            ],
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 0, result.stderr
+    receipt = json.loads((tmp_path / "receipt.json").read_text())
+    errors = receipt["summarizer"]["errors"]
+    assert errors and all("timed out" in e for e in errors)
+    # no retries: one request per summarizer call the compactor made
+    assert _StalledServer.requests == len(errors)

@@ -7,7 +7,10 @@ tests (replicas sharing a store, its migrations, its errors) are in test_store_p
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -453,3 +456,66 @@ def test_a_corrupt_file_is_a_store_error_naming_the_path(tmp_path: Path) -> None
 def test_a_directory_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=str(tmp_path)):
         open_store(tmp_path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_a_new_store_is_private_to_its_owner(tmp_path: Path) -> None:
+    # Under the common umask 022, files would be created 0644 and directories 0755.
+    previous = os.umask(0o022)
+    try:
+        path = tmp_path / "home" / "compaction" / "sessions.db"
+        with open_store(path) as store:
+            log = SessionLog.open(store, "private", **FIELDS)
+            log.append(*tool_session())
+            log.compact(mask_compactor())
+            files = sorted(path.parent.iterdir())
+            modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in files}
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert {"sessions.db", "sessions.db-wal", "sessions.db-shm"} <= set(modes)
+    assert set(modes.values()) == {0o600}, modes
+
+
+def test_the_archived_seqs_of_a_session_are_found_through_an_index(tmp_path: Path) -> None:
+    # A compaction asks which of a session's originals are archived already; a scan of the
+    # whole archive made every compaction cost more as the store grew.
+    with SQLiteStore(tmp_path / "sessions.db") as store:
+        plan = " ".join(
+            str(r[-1])
+            for r in store._read(
+                "EXPLAIN QUERY PLAN SELECT seq FROM archive WHERE session_id = ?", ("s",)
+            )
+        )
+    assert "USING" in plan and "INDEX" in plan, plan
+
+
+def test_originals_archived_before_the_indexed_archive_are_still_recalled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:3])
+    migrations.migrate(db)  # the schema with the archive in its FTS5 table
+    monkeypatch.undo()
+    db.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES ('before', 1.0, 1.0)")
+    for seq, message in enumerate(tool_session()[:6], start=1):
+        db.execute(
+            "INSERT INTO messages VALUES ('before', ?, ?, '', ?, 1.0)",
+            (seq, message.role, json.dumps(message_to_dict(message))),
+        )
+    db.execute(
+        "INSERT INTO archive (text, session_id, seq, role) VALUES (?, 'before', 6, 'tool')",
+        ('{"service": "api", "port": 54817}',),
+    )
+    db.close()
+    with open_store(path) as store:
+        (hit,) = store.recall("54817", session_id="before")
+        # Found by its archived words; answered with the original message, verbatim.
+        assert hit.seq == 6 and '"port": 54817' in hit.text
+        log = SessionLog.open(store, "before", **FIELDS)
+        log.append(*tool_session()[6:])
+        log.compact(mask_compactor(), force=True, fields=FIELDS)
+        assert [h.seq for h in store.recall("build-id 7f3a9c21")] == [4]
+        assert len(store.recall("54817", limit=10)) == 1  # archived once, not twice
+        assert store.integrity() == []

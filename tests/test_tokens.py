@@ -9,6 +9,7 @@ import logging
 import math
 import shutil
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -928,3 +929,42 @@ def test_all_is_complete_and_importable() -> None:
 def test_counters_satisfy_the_protocol() -> None:
     for counter in (TiktokenCounter(OFFLINE_ENCODING), HeuristicCounter(), RecordingCounter()):
         assert isinstance(counter, TokenCounter)
+
+
+class _HeldCounter:
+    """Counts one word per space; holds on texts containing "HOLD" until released."""
+
+    name = "held"
+    exact = True
+
+    def __init__(self) -> None:
+        self.holding = threading.Event()
+        self.release = threading.Event()
+
+    def count_text(self, text: str) -> int:
+        if "HOLD" in text:
+            self.holding.set()
+            self.release.wait(10)
+        return len(text.split())
+
+
+def test_a_long_count_does_not_hold_up_counting_other_messages() -> None:
+    # The proxy counts a large request in a worker thread while the event loop counts the
+    # other sessions' messages with the same counter.
+    held = _HeldCounter()
+    counter = ConversationCounter(held)
+    slow = threading.Thread(
+        target=counter.count_message, args=(Message.text_message("tool", "HOLD " * 100),)
+    )
+    slow.start()
+    assert held.holding.wait(5)
+    other = Message.text_message("user", "a short question")
+    quick = threading.Thread(target=lambda: (counter.count_message(other), counter.count([other])))
+    quick.start()
+    quick.join(5)
+    finished = not quick.is_alive()
+    held.release.set()
+    slow.join(5)
+    quick.join(5)
+    assert finished, "counting another message waited for the long count"
+    assert counter.count_message(other) == counter.count([other]).per_message[0]

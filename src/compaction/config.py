@@ -137,6 +137,12 @@ class CompactionConfig(_Settings):
     summarizer_failures: int = Field(
         default=3, gt=0, description="Consecutive failures that open the circuit breaker."
     )
+    summarizer_timeout: float = Field(
+        default=120.0, gt=0, description="Seconds one summarizer call may take, each try."
+    )
+    summarizer_retries: int = Field(
+        default=2, ge=0, description="Tries after the first, for errors a retry may fix."
+    )
 
     @field_validator("strategies")
     @classmethod

@@ -334,7 +334,7 @@ async def test_rewritten_history_starts_a_branch_and_keeps_the_original() -> Non
         await h.client.post("/v1/chat/completions", json=chat(follow), headers=headers)
         session = (await h.status())["sessions"][0]
         assert session["branches"] == 2
-        assert session["log"] == "edit-me"
+        assert session["log"] == "edit-me.nokey"  # the session of requests without a key
         assert h.upstream.last.json()["messages"][-1] == {"role": "user", "content": "go"}
 
 
@@ -358,3 +358,21 @@ async def test_running_token_count_matches_a_full_count() -> None:
             expected = Compactor(never).count(OPENAI.decode(body))
             assert (await h.status())["sessions"][0]["last_tokens_before"] == expected
             history = [*history, *chat_history(turn + 1, start=2 + turn)]
+
+
+async def test_requests_handled_in_the_worker_pool_go_upstream_as_inline_ones_do() -> None:
+    sent: dict[int, list[bytes]] = {}
+    for threshold in (10**9, 1):  # everything inline, then everything in the pool
+        history = chat_history(12)
+        async with running(compaction=POLICY, offload_bytes=threshold, recall_tool=True) as h:
+            for step in range(12, 16):
+                history = [*history, *chat_history(1, start=step)]
+                response = await h.client.post(
+                    "/v1/chat/completions",
+                    json=chat(history),
+                    headers={"x-compaction-session": "p"},
+                )
+                assert response.status_code == 200
+            sent[threshold] = [seen.body for seen in h.upstream.seen]
+            assert (await h.status())["sessions"][0]["compactions"] >= 1
+    assert sent[1] == sent[10**9]

@@ -354,3 +354,43 @@ async def test_a_failing_store_does_not_stop_the_agent(caplog: pytest.LogCapture
         assert h.upstream.last.body == body  # forwarded as it came
         assert "forwarding the request as it came" in caplog.text
         assert (await h.status())["count"] == 0  # the half-made session was forgotten
+
+
+async def test_a_stalled_summarizer_is_given_up_at_the_compaction_deadline() -> None:
+    import time
+
+    import httpx2
+
+    from compaction.providers import OpenAIProvider
+
+    seen: list[httpx2.Request] = []
+
+    def stalled(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        time.sleep(0.1)
+        raise httpx2.ReadTimeout("no answer")
+
+    summarizer = OpenAIProvider(
+        "summarizer",
+        api_key="sk-test",
+        timeout=120.0,
+        max_retries=10,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(stalled)),
+    )
+    policy = CompactionConfig(
+        token_threshold=3000,
+        max_tokens=2000,
+        keep_recent_n=3,
+        model="summarizer",
+        strategies=[{"kind": "summarize"}, {"kind": "truncate"}],
+    )
+    async with running(compaction=policy, summarizer=summarizer, compaction_deadline=0.5) as h:
+        response = await h.client.post("/v1/chat/completions", json=chat(chat_history(12)))
+        assert response.status_code == 200
+        sent = h.upstream.last.json()
+        assert OPENAI.validate(OPENAI.decode(sent)) == []
+        assert len(json.dumps(sent)) < len(json.dumps(chat(chat_history(12))))  # the fallback
+        receipt = (await h.client.get("/compaction/status")).json()["sessions"][0]["last_receipt"]
+        assert receipt["summarizer"]["errors"] >= 1
+    assert 1 <= len(seen) <= 4  # not 11 tries of 120 s
+    assert all(r.extensions["timeout"]["read"] <= 0.5 for r in seen)

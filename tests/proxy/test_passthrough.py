@@ -4,7 +4,10 @@ not; other paths are relayed; headers and keys are forwarded as documented."""
 from __future__ import annotations
 
 import json
+from typing import Any
+from urllib.parse import unquote
 
+import anyio
 import httpx
 import pytest
 
@@ -190,3 +193,87 @@ async def test_other_methods_on_api_paths_are_relayed() -> None:
         assert h.upstream.last.method == "GET"
         assert h.upstream.last.body == b""
         assert h.upstream.last.url == "http://upstream.test/v1/chat/completions?limit=1"
+
+
+async def _asgi_get(app: Any, raw_path: bytes) -> tuple[int, bytes]:
+    """A GET sent to the app exactly as `raw_path` reads (an HTTP client would normalise
+    its dot segments), decoded the way uvicorn decodes it."""
+    sent: list[dict[str, Any]] = []
+    received = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal received
+        if received:
+            await anyio.sleep_forever()  # the client stays until the response ends
+        received = True
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    path, _, query = raw_path.partition(b"?")
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": unquote(path.decode("latin-1")),
+        "raw_path": path,
+        "query_string": query,
+        "root_path": "",
+        "headers": [(b"host", b"proxy.test")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("proxy.test", 80),
+    }
+    await app(scope, receive, send)
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return status, body
+
+
+@pytest.mark.parametrize(
+    "raw_path",
+    [
+        b"/v1/../../admin",
+        b"/v1/models/../../../secret?x=1",
+        b"/v1/%2e%2e/%2E%2E/admin",
+        b"/v1/.%2e/admin",
+        b"/v1/%252e%252e/admin",  # decoded twice by a lenient upstream
+        b"/v1/..%2f..%2fadmin",
+        b"/v1/..\\..\\admin",
+        b"/v1/./models",
+    ],
+)
+async def test_paths_with_dot_segments_are_refused_not_relayed(raw_path: bytes) -> None:
+    async with running(upstream="http://upstream.test/base/v1", upstream_key="sk-upstream") as h:
+        status, body = await _asgi_get(h.app, raw_path)
+        assert status == 400
+        assert b"dot segment" in body
+        assert h.upstream.seen == []
+
+
+async def test_dots_inside_a_segment_are_relayed() -> None:
+    async with running() as h:
+        status, _ = await _asgi_get(h.app, b"/v1/files/report..v2.txt")
+        assert status in {200, 404}
+        assert h.upstream.last.url == "http://upstream.test/v1/files/report..v2.txt"
+
+
+async def test_cookies_an_upstream_sets_reach_the_client_never_another_request() -> None:
+    def handler(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
+        return httpx.Response(
+            200, json={"ok": True}, headers={"set-cookie": "upstream-session=tenant-A; Path=/"}
+        )
+
+    async with running(handler=handler) as h:
+        first = await h.client.get("/v1/models", headers={"authorization": "Bearer sk-A"})
+        assert first.headers["set-cookie"] == "upstream-session=tenant-A; Path=/"
+        h.client.cookies.clear()  # the second client keeps no cookies of its own
+        await h.client.get("/v1/models", headers={"authorization": "Bearer sk-B"})
+        assert "cookie" not in h.upstream.last.headers
+        h.client.cookies.clear()
+        await h.client.post(
+            "/v1/chat/completions", json=chat_body(1), headers={"authorization": "Bearer sk-B"}
+        )
+        assert "cookie" not in h.upstream.last.headers

@@ -8,17 +8,21 @@
 `compact` section is the policy and its `store` the default store; flags override both.
 Without any trigger configured, the proxy compacts at 80% of the model's context window.
 Keys are best given through the environment (`COMPACTION_UPSTREAM_KEY`,
-`COMPACTION_REQUIRE_KEY`, `COMPACTION_SUMMARIZER_KEY`), where `ps` cannot show them.
+`COMPACTION_REQUIRE_KEY`, `COMPACTION_ADMIN_TOKEN`, `COMPACTION_SUMMARIZER_KEY`), where
+`ps` cannot show them.
 
 SIGINT / SIGTERM stop accepting connections and let in-flight requests (streams included)
 finish, for up to `--graceful-timeout` seconds, before the upstream client and the store
-are closed.
+are closed. At `--log-level debug` uvicorn's access log is on, with the values of query
+parameters that name a secret (`key`, `api_key`, `access_token`, …) written as `***`.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
 
 import click
 
@@ -28,6 +32,9 @@ from compaction.config import CompactionConfig
 from compaction.providers.base import Provider
 from compaction.proxy.settings import DEFAULT_MAX_BODY_BYTES
 from compaction.store import store_location
+
+if TYPE_CHECKING:
+    import uvicorn
 
 TRIGGERS = ("token_threshold", "window_fraction", "turn_threshold", "message_threshold")
 
@@ -43,13 +50,18 @@ def summarizer_for(
             "the policy uses an LLM strategy: give --summarizer-model (or `compact.model`)"
         )
     try:
+        timeout, retries = policy.summarizer_timeout, policy.summarizer_retries
         if provider == "anthropic":
             from compaction.providers.anthropic import AnthropicProvider
 
-            return AnthropicProvider(policy.model, base_url=base_url, api_key=key)
+            return AnthropicProvider(
+                policy.model, base_url=base_url, api_key=key, timeout=timeout, max_retries=retries
+            )
         from compaction.providers.openai import OpenAIProvider
 
-        return OpenAIProvider(policy.model, base_url=base_url, api_key=key)
+        return OpenAIProvider(
+            policy.model, base_url=base_url, api_key=key, timeout=timeout, max_retries=retries
+        )
     except ImportError as e:
         raise click.UsageError(str(e)) from None
 
@@ -84,6 +96,11 @@ def summarizer_for(
     "--require-key", envvar="COMPACTION_REQUIRE_KEY", help="Key clients must present to the proxy."
 )
 @click.option(
+    "--admin-token",
+    envvar="COMPACTION_ADMIN_TOKEN",
+    help="Token that shows any session's content (GET /compaction/sessions/LOG-ID).",
+)
+@click.option(
     "--summarizer-model", help="Compaction model for summarize/sequence (`compact.model`)."
 )
 @click.option(
@@ -98,6 +115,24 @@ def summarizer_for(
     "--summarizer-key",
     envvar="COMPACTION_SUMMARIZER_KEY",
     help="Summarizer key (default: --upstream-key, then the SDK's env).",
+)
+@click.option(
+    "--summarizer-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one summarizer call may take, each try (`compact.summarizer_timeout`, 120).",
+)
+@click.option(
+    "--summarizer-retries",
+    type=click.IntRange(min=0),
+    help="Retries of a failed summarizer call (`compact.summarizer_retries`, 2).",
+)
+@click.option(
+    "--compaction-deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds a request's compaction may take, summarizer calls included (at most "
+    "--upstream-timeout); past it the digest stands in for the summary.",
 )
 @click.option(
     "--max-body-bytes",
@@ -151,10 +186,14 @@ def serve_command(
     max_tokens: int | None,
     upstream_key: str | None,
     require_key: str | None,
+    admin_token: str | None,
     summarizer_model: str | None,
     summarizer_provider: str,
     summarizer_base_url: str | None,
     summarizer_key: str | None,
+    summarizer_timeout: float | None,
+    summarizer_retries: int | None,
+    compaction_deadline: float,
     max_body_bytes: int,
     upstream_timeout: float,
     connect_timeout: float,
@@ -179,6 +218,8 @@ def serve_command(
         "token_threshold": token_threshold,
         "max_tokens": max_tokens,
         "model": summarizer_model,
+        "summarizer_timeout": summarizer_timeout,
+        "summarizer_retries": summarizer_retries,
     }
     policy = policy.with_overrides(**overrides)
     if all(getattr(policy, t) is None for t in TRIGGERS) and policy.threshold_chars is None:
@@ -196,14 +237,29 @@ def serve_command(
         store=store_location(store, config_store),
         upstream_key=upstream_key,
         require_key=require_key,
+        admin_token=admin_token,
         max_body_bytes=max_body_bytes,
         connect_timeout=connect_timeout,
         read_timeout=upstream_timeout,
+        compaction_deadline=compaction_deadline,
         recall_tool=recall_tool,
     )
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is too much
     app = create_app(settings, summarizer=summarizer)
+    config = access_logged_config(
+        app, host=host, port=port, log_level=log_level, graceful_timeout=graceful_timeout
+    )
+    uvicorn.Server(config).run()
+
+
+def access_logged_config(
+    app: Any, *, host: str, port: int, log_level: str, graceful_timeout: float = 30.0
+) -> uvicorn.Config:
+    """uvicorn's configuration for the proxy: an access log at `debug` only, with the values
+    of query parameters that name a secret redacted (`redact_query`)."""
+    import uvicorn
+
     config = uvicorn.Config(
         app,
         host=host,
@@ -215,7 +271,39 @@ def serve_command(
         # The upstream's `server` header is relayed; uvicorn's own would make it appear twice.
         server_header=False,
     )
-    uvicorn.Server(config).run()
+    # After the Config: building it configures uvicorn's loggers.
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactedQueries) for f in access.filters):
+        access.addFilter(RedactedQueries())
+    return config
+
+
+# Query parameters whose name says they carry a secret: `key`, `api_key`, `access_token`, …
+_SECRET_NAME = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
+
+
+def redact_query(query: str) -> str:
+    """`query` with the value of every parameter whose name names a secret replaced by
+    `***` (some clients and gateways send keys as `?key=` or `?api_key=`)."""
+    pairs = []
+    for pair in query.split("&"):
+        name, equals, value = pair.partition("=")
+        secret = equals and value and _SECRET_NAME.search(unquote_plus(name))
+        pairs.append(f"{name}=***" if secret else pair)
+    return "&".join(pairs)
+
+
+class RedactedQueries(logging.Filter):
+    """Redacts the query string of uvicorn's access-log records, whose arguments are
+    (client, method, path with query, HTTP version, status)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            path, mark, query = args[2].partition("?")
+            if mark:
+                record.args = (*args[:2], f"{path}?{redact_query(query)}", *args[3:])
+        return True
 
 
 def _v1(url: str) -> str:

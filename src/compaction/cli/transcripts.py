@@ -37,19 +37,29 @@ STRATEGY_NAMES = ("mask", "digest", "summarize", "sequence", "truncate")
 PROVIDERS = ("openai", "anthropic")
 
 
-def make_provider(name: str, model: str | None, base_url: str | None) -> Provider:
+def make_provider(
+    name: str,
+    model: str | None,
+    base_url: str | None,
+    *,
+    timeout: float = 120.0,
+    max_retries: int = 2,
+) -> Provider:
     """The summarizer provider the command line asked for; keys come from the environment
-    (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`)."""
+    (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`). `timeout` bounds each try, `max_retries`
+    counts the tries after the first."""
     if not model:
         raise click.UsageError(f"--provider {name} needs --model (the compaction model)")
     try:
         if name == "openai":
             from compaction.providers.openai import OpenAIProvider
 
-            return OpenAIProvider(model, base_url=base_url)
+            return OpenAIProvider(
+                model, base_url=base_url, timeout=timeout, max_retries=max_retries
+            )
         from compaction.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(model, base_url=base_url)
+        return AnthropicProvider(model, base_url=base_url, timeout=timeout, max_retries=max_retries)
     except (AuthenticationError, ImportError) as e:
         raise click.UsageError(str(e)) from None
 
@@ -262,6 +272,16 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
     "ANTHROPIC_API_KEY).",
 )
 @click.option("--base-url", help="The provider's base URL (any OpenAI-compatible server).")
+@click.option(
+    "--summarizer-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one summarizer call may take, each try (default 120).",
+)
+@click.option(
+    "--summarizer-retries",
+    type=click.IntRange(min=0),
+    help="Retries of a failed summarizer call (default 2).",
+)
 @click.option("--instructions", help="Added to the summary prompt for this run.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the summaries written, on stderr.")
 @user_errors
@@ -282,6 +302,8 @@ def compact_command(
     dry_run: bool,
     provider: str | None,
     base_url: str | None,
+    summarizer_timeout: float | None,
+    summarizer_retries: int | None,
     instructions: str | None,
     verbose: bool,
 ) -> None:
@@ -307,13 +329,25 @@ def compact_command(
         model=model,
         tokenizer_model=tokenizer_model,
         instructions=instructions,
+        summarizer_timeout=summarizer_timeout,
+        summarizer_retries=summarizer_retries,
     )
     wants_llm = set(config.summarizer_strategies)
     if wants_llm and provider is None:
         raise click.UsageError(
             f"the {', '.join(sorted(wants_llm))} strategy needs a summarizer: give --provider"
         )
-    summarizer = make_provider(provider, config.model, base_url) if provider else None
+    summarizer = (
+        make_provider(
+            provider,
+            config.model,
+            base_url,
+            timeout=config.summarizer_timeout,
+            max_retries=config.summarizer_retries,
+        )
+        if provider
+        else None
+    )
     conversation = read_conversation(input_path, fmt)
     if conversation.model is None and config.tokenizer_model is None and config.model:
         config = config.with_overrides(tokenizer_model=config.model)

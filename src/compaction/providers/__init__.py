@@ -18,7 +18,7 @@
     openai.py     OpenAIProvider      (extra `openai`: OpenAI and compatible servers)
     anthropic.py  AnthropicProvider   (extra `anthropic`)
     testing.py    FunctionProvider, ScriptedProvider, Step, ToolCalls — real doubles for tests
-    retry.py      call_with_retries   — the only place calls are retried
+    retry.py      call_with_retries, provider_deadline — the only place calls are retried
     errors.py     SDK and HTTP errors → the `ProviderError` tree
 
 Importing this package never imports an SDK: the adapters load theirs when constructed and
@@ -38,7 +38,7 @@ from compaction.providers.base import (
     Usage,
 )
 from compaction.providers.openai import OpenAIProvider
-from compaction.providers.retry import call_with_retries
+from compaction.providers.retry import call_with_retries, provider_deadline
 from compaction.providers.testing import (
     FunctionProvider,
     Reply,
@@ -63,6 +63,7 @@ __all__ = [  # noqa: RUF022 (grouped by topic)
     "OpenAIProvider",
     # retries
     "call_with_retries",
+    "provider_deadline",
     # test doubles
     "FunctionProvider",
     "ScriptedProvider",

@@ -109,7 +109,7 @@ class AnthropicProvider(RetryingAdapter):
 
         self.model = model
         self.max_output_tokens = max_output_tokens
-        self._init_retries(max_retries, sleep, rng)
+        self._init_retries(max_retries, sleep, rng, timeout)
         if client is None:
             client = anthropic.Anthropic(
                 api_key=_resolve_key(api_key, base_url),
@@ -124,16 +124,17 @@ class AnthropicProvider(RetryingAdapter):
     def name(self) -> str:
         return PROVIDER
 
-    def _complete_once(self, request: CompletionRequest) -> Completion:
+    def _complete_once(self, request: CompletionRequest, timeout: float | None) -> Completion:
         import anthropic
 
         body = messages_request_body(
             request, model=self.model, max_output_tokens=self.max_output_tokens
         )
         structured = request.output_schema is not None
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
 
         def call() -> Completion:
-            stream = self._client.messages.create(**body)
+            stream = self._client.messages.create(**body, **options)
             with stream:
                 return completion_from_events(
                     (event.to_dict() for event in stream),

@@ -111,7 +111,7 @@ class OpenAIProvider(RetryingAdapter):
 
         self.model = model
         self.stream = stream
-        self._init_retries(max_retries, sleep, rng)
+        self._init_retries(max_retries, sleep, rng, timeout)
         if client is None:
             client = openai.OpenAI(
                 api_key=_resolve_key(api_key, base_url),
@@ -130,24 +130,25 @@ class OpenAIProvider(RetryingAdapter):
     def name(self) -> str:
         return PROVIDER
 
-    def _complete_once(self, request: CompletionRequest) -> Completion:
+    def _complete_once(self, request: CompletionRequest, timeout: float | None) -> Completion:
         import openai
 
         body = chat_request_body(
             request, model=self.model, max_tokens_key=self._max_tokens_key, stream=self.stream
         )
         structured = request.output_schema is not None
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
 
         def call() -> Completion:
             if not self.stream:
-                response = self._client.chat.completions.create(**body)
+                response = self._client.chat.completions.create(**body, **options)
                 return completion_from_chunks(
                     [response_as_chunk(response.to_dict())],
                     model=request.model or self.model,
                     output_schema=request.output_schema,
                     on_text=request.on_text,
                 )
-            stream = self._client.chat.completions.create(**body)
+            stream = self._client.chat.completions.create(**body, **options)
             with stream:
                 return completion_from_chunks(
                     (chunk.to_dict() for chunk in stream),

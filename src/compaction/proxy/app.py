@@ -2,15 +2,20 @@
 through, status and metrics.
 
     POST /v1/chat/completions, /v1/responses, /v1/messages   compacted when over budget
-    GET  /compaction/status                                   per-session JSON
+    GET  /compaction/status                                   per-session counts and tokens
+    GET  /compaction/sessions/{name}                          one session, content included,
+                                                              for its own key or the admin token
     GET  /metrics                                             Prometheus text
     anything else                                             relayed untouched
 
 The hot path of a request that needs no compaction: read the body (bounded), parse it once,
 compare its history with the session's previous request, decode and count only the new
 messages (the per-message token cache answers for the rest), log them, and forward the
-original bytes; the response is relayed as it arrives. Compaction (tokenizing, maybe a
-summarizer call) runs in a worker thread, never on the event loop.
+original bytes; the response is relayed as it arrives. The steps of a large request
+(parsing, decoding, counting, logging, encoding) run in a bounded worker pool
+(`compaction.proxy.work`), so it never holds up the other sessions. Compaction (tokenizing, maybe a
+summarizer call) runs in a worker thread, never on the event loop, within the settings'
+`deadline`: summarizer calls past it fail, and the digest stands in for their summary.
 
 One `httpx.AsyncClient` (pooled connections) lives from lifespan startup to shutdown. A
 request that fails before the upstream answered gets a 4xx/5xx in the API's own error shape
@@ -40,6 +45,7 @@ from compaction.dialects import load_payload
 from compaction.exceptions import DecodeError, InputError, StoreError
 from compaction.log import SessionLog
 from compaction.providers.base import Provider
+from compaction.providers.retry import provider_deadline
 from compaction.proxy import recall
 from compaction.proxy.apis import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, Api, dumps
 from compaction.proxy.errors import (
@@ -54,15 +60,16 @@ from compaction.proxy.recall_stream import relay_answering_recalls
 from compaction.proxy.sessions import SESSION_HEADER, Prepared, Sessions
 from compaction.proxy.settings import ProxySettings
 from compaction.proxy.streaming import RelayResponse, is_event_stream, relay
+from compaction.proxy.tenants import presented_keys, public_status, scoped, tenant
 from compaction.proxy.upstream import (
     is_anthropic_request,
     make_client,
     open_stream,
-    presented_key,
     request_headers,
     response_headers,
     target_url,
 )
+from compaction.proxy.work import Offload
 from compaction.store import SessionStore, open_store
 
 logger = logging.getLogger("compaction.proxy")
@@ -91,6 +98,7 @@ def create_app(
         Route(OPENAI_RESPONSES.path, proxy.responses, methods=["POST"]),
         Route(ANTHROPIC_MESSAGES.path, proxy.messages, methods=["POST"]),
         Route("/compaction/status", proxy.status, methods=["GET"]),
+        Route("/compaction/sessions/{key}", proxy.session, methods=["GET"]),
         Route("/metrics", proxy.metrics_text, methods=["GET"]),
         Route("/{path:path}", proxy.passthrough, methods=ALL_METHODS),
     ]
@@ -145,12 +153,14 @@ class Proxy:
         self.metrics = Metrics()
         self._own_store = store is None
         self.store = store if store is not None else open_store(settings.store)
+        self.offload = Offload(workers=settings.workers, threshold=settings.offload_bytes)
         self.sessions = Sessions(
             self.store,
             settings.compaction,
             summarizer=summarizer,
             metrics=self.metrics,
             max_sessions=settings.max_sessions,
+            offload=self.offload,
         )
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
@@ -186,14 +196,32 @@ class Proxy:
 
     async def status(self, request: Request) -> Response:
         try:
-            self._authorize(request)
+            self._authorize(request, admin=True)
         except ProxyError as e:
             return error_response("openai", e)
-        return JSONResponse(self.sessions.status())
+        return JSONResponse(public_status(self.sessions.status()))
+
+    async def session(self, request: Request) -> Response:
+        """One session with its last receipt (summaries included): for a request carrying
+        the session's own key, which names it by its name, or the admin token, which names
+        it by its log id. Any other request gets the 404 of a session that does not exist."""
+        key = request.path_params["key"]
+        try:
+            self._authorize(request, admin=True)
+            session = None
+            if self._is_admin(request):
+                session = self.sessions.get(key)
+            if session is None:
+                session = self.sessions.get(scoped(key, self._tenant(request)))
+            if session is None:
+                raise ProxyError(404, f"no session {key!r} for this key", code="not_found")
+        except ProxyError as e:
+            return error_response("openai", e)
+        return JSONResponse(session.to_dict())
 
     async def metrics_text(self, request: Request) -> Response:
         try:
-            self._authorize(request)
+            self._authorize(request, admin=True)
         except ProxyError as e:
             return error_response("openai", e)
         return PlainTextResponse(
@@ -222,7 +250,8 @@ class Proxy:
         try:
             self._authorize(request)
             body = await self._read_body(request)
-            payload = _parse(body)
+            large = self.offload.large(len(body))
+            payload = await self.offload.run(large, _parse, body)
             prepared = Prepared(body)
             if not api.stateful(payload) and api.items(payload) is not None:
                 prepared = await self._prepare(request, api, payload, body)
@@ -233,7 +262,7 @@ class Proxy:
                 and (not stream or api.name in _RECALL_IN_STREAMS)
             )
             if offer_recall:
-                prepared.body = dumps(recall.offer(api.name, json.loads(prepared.body)))
+                prepared.body = await self.offload.run(large, _offered, api.name, prepared.body)
             return await self._forward(request, api, prepared, offer_recall)
         except ProxyError as e:
             return error_response(api.name, e)
@@ -243,7 +272,11 @@ class Proxy:
     ) -> Prepared:
         header = request.headers.get(SESSION_HEADER)
         try:
-            return await self.sessions.prepare(api, payload, body, header)
+            # The deadline reaches the summarizer's calls in the compaction's worker thread.
+            with provider_deadline(self.settings.deadline):
+                return await self.sessions.prepare(
+                    api, payload, body, header, self._tenant(request)
+                )
         except ProxyError:
             raise
         except InputError as e:
@@ -273,7 +306,8 @@ class Proxy:
                 and is_context_overflow(response.status_code, content)
             ):
                 stated = stated_window(content)
-                harder = await self.sessions.compact_harder(api, prepared, stated)
+                with provider_deadline(self.settings.deadline):
+                    harder = await self.sessions.compact_harder(api, prepared, stated)
                 if harder is not None:
                     self.metrics.overflow_retries[api.name] += 1
                     logger.info(
@@ -392,14 +426,24 @@ class Proxy:
             keep_length=keep_length,
         )
 
-    def _authorize(self, request: Request) -> None:
+    def _tenant(self, request: Request) -> str:
+        return tenant(
+            _str_headers(request),
+            upstream_key=self.settings.upstream_key,
+            require_key=self.settings.require_key,
+        )
+
+    def _is_admin(self, request: Request) -> bool:
+        token = self.settings.admin_token
+        return token is not None and _presents(request, token)
+
+    def _authorize(self, request: Request, *, admin: bool = False) -> None:
+        """Refuse a request without the proxy's `require_key` (when one is set); with
+        `admin`, the admin token passes too."""
         required = self.settings.require_key
-        if required is None:
+        if required is None or (admin and self._is_admin(request)):
             return
-        presented = presented_key(_str_headers(request))
-        if presented is None or not hmac.compare_digest(
-            presented.encode("utf-8", "surrogateescape"), required.encode()
-        ):
+        if not _presents(request, required):
             raise ProxyError(
                 401,
                 "this proxy requires a key: send it as `Authorization: Bearer <key>` or "
@@ -420,6 +464,19 @@ class Proxy:
                 raise ProxyError(413, _too_large(size, limit), code="request_too_large")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _offered(api: ApiName, body: bytes) -> bytes:
+    return dumps(recall.offer(api, json.loads(body)))
+
+
+def _presents(request: Request, key: str) -> bool:
+    """Whether the request carries `key` as `x-api-key` or `Authorization: Bearer`."""
+    wanted = key.encode()
+    return any(
+        hmac.compare_digest(k.encode("utf-8", "surrogateescape"), wanted)
+        for k in presented_keys(_str_headers(request))
+    )
 
 
 def _parse(body: bytes) -> dict[str, Any]:

@@ -34,13 +34,13 @@ This module must never see a header other than the session header, nor log messa
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
@@ -53,6 +53,8 @@ from compaction.providers.base import Provider
 from compaction.proxy.apis import Api, dumps
 from compaction.proxy.errors import ProxyError, StatedWindow
 from compaction.proxy.metrics import Metrics
+from compaction.proxy.tenants import NO_KEY, scoped
+from compaction.proxy.work import Offload
 from compaction.store import SessionStore
 from compaction.tokens import ConversationCounter
 from compaction.triggers import token_limit
@@ -66,8 +68,6 @@ _HEADER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 # this share of the rest, for tokenizers that count more than ours.
 OVERFLOW_TARGET = 0.5
 OVERFLOW_MARGIN = 0.1
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -162,7 +162,9 @@ class Sessions:
         summarizer: Provider | None = None,
         metrics: Metrics | None = None,
         max_sessions: int = 2048,
+        offload: Offload | None = None,
     ) -> None:
+        self.offload = offload or Offload()
         self.store = store
         self.config = config
         self.summarizer = summarizer
@@ -203,6 +205,9 @@ class Sessions:
             else:
                 return
 
+    def get(self, key: str) -> Session | None:
+        return self._sessions.get(key)
+
     def status(self) -> dict[str, Any]:
         sessions = [s.to_dict() for s in reversed(self._sessions.values())]
         return {"sessions": sessions, "count": len(sessions)}
@@ -210,15 +215,22 @@ class Sessions:
     # -- the request path --------------------------------------------------------------------
 
     async def prepare(
-        self, api: Api, payload: dict[str, Any], body: bytes, header: str | None
+        self,
+        api: Api,
+        payload: dict[str, Any],
+        body: bytes,
+        header: str | None,
+        tenant: str = NO_KEY,
     ) -> Prepared:
         """Log the request's new messages and compact when the policy says so; return the
-        body to forward (the original bytes unless the session's view differs from them)."""
-        key = self.key_for(api, payload, header)
+        body to forward (the original bytes unless the session's view differs from them).
+        The session is `tenant`'s (`compaction.proxy.tenants`)."""
+        large = self.offload.large(len(body))
+        key = scoped(await self.offload.run(large, self.key_for, api, payload, header), tenant)
         session = self._session(key, api)
         async with session.lock:
             try:
-                return await self._prepare(session, api, payload, body)
+                return await self._prepare(session, api, payload, body, large)
             except ProxyError:
                 raise
             except Exception:
@@ -229,23 +241,29 @@ class Sessions:
                 raise
 
     async def _prepare(
-        self, session: Session, api: Api, payload: dict[str, Any], body: bytes
+        self, session: Session, api: Api, payload: dict[str, Any], body: bytes, large: bool
     ) -> Prepared:
+        """`large`: the request's CPU-heavy steps run in the worker pool (`Offload`)."""
         session.stats.requests += 1
         session.model = payload.get("model") if isinstance(payload.get("model"), str) else None
         shell = api.shell(payload)
-        branch, appended = await self._place(session, api, payload, shell)
+        branch, appended = await self._place(session, api, payload, shell, large)
         shell = self._with_cached_tools(branch, payload, shell)
-        tokens = self._tokens(branch, shell, appended)
+        tokens = await self.offload.run(large, self._tokens, branch, shell, appended)
         session.stats.last_tokens_before = tokens
         prepared = Prepared(
             body, session, branch, shell, tokens, max_output=api.max_output_tokens(payload)
         )
         if not self._below_every_trigger(branch, shell, tokens):
-            conversation = branch.log.conversation(**_fields(shell))
-            decision = branch.compactor.should_compact(conversation)
-            if decision.compact:
-                violations = api.dialect.validate(conversation)
+
+            def judged() -> tuple[bool, list[Any]]:
+                conversation = branch.log.conversation(**_fields(shell))
+                if not branch.compactor.should_compact(conversation).compact:
+                    return False, []
+                return True, api.dialect.validate(conversation)
+
+            compact, violations = await self.offload.run(large, judged)
+            if compact:
                 if violations:
                     more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
                     raise ProxyError(
@@ -259,9 +277,12 @@ class Sessions:
                 if result is not None:
                     prepared.compaction = result.receipt
         if branch.rewritten:
-            prepared.body = dumps(api.encode(shell, branch.log.messages))
+
+            def rewritten() -> tuple[bytes, int]:
+                return dumps(api.encode(shell, branch.log.messages)), self._tokens(branch, shell, 0)
+
+            prepared.body, prepared.tokens = await self.offload.run(large, rewritten)
             prepared.rewritten = True
-            prepared.tokens = self._tokens(branch, shell, 0)
         prepared.view_size = len(branch.log.messages)
         session.stats.last_tokens_after = prepared.tokens
         return prepared
@@ -285,9 +306,12 @@ class Sessions:
             if result is None:
                 return None
             messages = branch.log.messages
+            encoded = await self.offload.run(
+                self.offload.large(len(prepared.body)), lambda: dumps(api.encode(shell, messages))
+            )
             return replace(
                 prepared,
-                body=dumps(api.encode(shell, messages)),
+                body=encoded,
                 tokens=result.receipt.tokens_after,
                 view_size=len(messages),
                 rewritten=True,
@@ -297,7 +321,12 @@ class Sessions:
     # -- pieces ----------------------------------------------------------------------------
 
     async def _place(
-        self, session: Session, api: Api, payload: dict[str, Any], shell: Conversation
+        self,
+        session: Session,
+        api: Api,
+        payload: dict[str, Any],
+        shell: Conversation,
+        large: bool = False,
     ) -> tuple[Branch, int | None]:
         """The branch this request extends, with the request's new messages logged, and how
         many messages that added to its view (None: a branch opened or resumed just now).
@@ -306,49 +335,56 @@ class Sessions:
         since this one read it, the append is refused; the session is read again from the
         store and the request placed once more, so nothing is logged twice."""
         try:
-            return await self._place_once(session, api, payload, shell)
+            return await self._place_once(session, api, payload, shell, large)
         except LogConflictError as e:
             logger.info("session %s: %s; reading it again from the store", session.key, e)
             session.branches.clear()
-            return await self._place_once(session, api, payload, shell)
+            return await self._place_once(session, api, payload, shell, large)
 
     async def _place_once(
-        self, session: Session, api: Api, payload: dict[str, Any], shell: Conversation
+        self,
+        session: Session,
+        api: Api,
+        payload: dict[str, Any],
+        shell: Conversation,
+        large: bool,
     ) -> tuple[Branch, int | None]:
+        run = functools.partial(self.offload.run, large)
         items = api.items(payload)
         head = api.head(payload)
         for i, branch in enumerate(session.branches):
             if branch.extended_by(items, head):
                 assert branch.items is not None and items is not None
-                tail = api.decode_tail(items, len(branch.items))
+                tail = await run(api.decode_tail, items, len(branch.items))
                 if tail is None:
-                    added = await self._io(branch.log.sync, list(api.decode(payload).messages))
+                    decoded = await run(lambda: list(api.decode(payload).messages))
+                    added = await run(branch.log.sync, decoded)
                 else:
                     added = len(tail)
                     if tail:
-                        await self._io(branch.log.append, *tail)
+                        await run(branch.log.append, *tail)
                 branch.items = items
                 if i:
                     session.branches.insert(0, session.branches.pop(i))
                 return branch, added
-        history = list(api.decode(payload).messages)
+        history = await run(lambda: list(api.decode(payload).messages))
         if not session.branches:
             branch = await self._open(session, api, shell, session.key)
             if branch.log.messages or branch.rewritten:
                 try:
-                    await self._io(lambda: branch.log.sync(history, verify=True))
+                    await run(lambda: branch.log.sync(history, verify=True))
                 except HistoryDivergedError as e:
                     logger.info("session %s: %s; starting a branch", session.key, e)
                     session.branches.insert(0, branch)
-                    branch = await self._new_branch(session, api, shell, history)
+                    branch = await self._new_branch(session, api, shell, history, large)
                 else:
                     session.branches.insert(0, branch)
             else:
-                await self._io(branch.log.append, *history)
+                await run(branch.log.append, *history)
                 session.branches.insert(0, branch)
         else:
             logger.info("session %s: the history does not extend a logged one", session.key)
-            branch = await self._new_branch(session, api, shell, history)
+            branch = await self._new_branch(session, api, shell, history, large)
         session.branches.remove(branch)
         session.branches.insert(0, branch)
         branch.items, branch.head = items, head
@@ -356,11 +392,16 @@ class Sessions:
         return branch, None
 
     async def _new_branch(
-        self, session: Session, api: Api, shell: Conversation, history: list[Message]
+        self,
+        session: Session,
+        api: Api,
+        shell: Conversation,
+        history: list[Message],
+        large: bool = False,
     ) -> Branch:
         branch_id = f"{session.key}.{secrets.token_hex(4)}"
         branch = await self._open(session, api, shell, branch_id, branch_of=session.key)
-        await self._io(branch.log.append, *history)
+        await self.offload.run(large, branch.log.append, *history)
         session.branches.insert(0, branch)
         return branch
 
@@ -385,7 +426,8 @@ class Sessions:
             )
             return log, log.info().compactions > 0
 
-        log, rewritten = await self._io(open_log)
+        # Opening reads the session's log from the store, however long it grew: off the loop.
+        log, rewritten = await self.offload.run(True, open_log)
         counter = await self._counter(shell)
         compactor = Compactor(self.config, counter=counter, summarizer=self.summarizer)
         return Branch(log, compactor, rewritten=rewritten)
@@ -478,11 +520,6 @@ class Sessions:
         session.stats.tokens_after += receipt.tokens_after
         self.metrics.compacted(api.name, receipt.tokens_before, receipt.tokens_after)
         return result
-
-    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
-        """Store work. SQLite writes of a turn's messages take well under a millisecond, so
-        they run inline; the lock per session keeps them ordered."""
-        return fn(*args)
 
 
 def overflow_target(sent: int, stated: StatedWindow | None, max_output: int) -> int | None:

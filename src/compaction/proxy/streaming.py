@@ -20,7 +20,7 @@ import anyio
 import httpx
 from starlette.requests import ClientDisconnect
 from starlette.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from compaction.proxy.errors import ApiName, stream_error_event
 from compaction.proxy.metrics import Metrics
@@ -106,13 +106,24 @@ class RelayResponse(StreamingResponse):
         self._body = body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        ended = anyio.Event()
+
+        async def sending(message: Message) -> None:
+            # Once the last body message is handed over, the server answers `receive()` with
+            # `http.disconnect` (uvicorn does, at once): that is the end of a response, not a
+            # client going away.
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                ended.set()
+            await send(message)
+
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
-                await self.stream_response(send)
+                group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope, ended)
+                await self.stream_response(sending)
                 group.cancel_scope.cancel()
         except (ClientDisconnect, OSError):
-            logger.info("client went away before the response ended")
+            if not ended.is_set():
+                logger.info("client went away before the response ended")
         finally:
             with anyio.CancelScope(shield=True):
                 aclose = getattr(self._body, "aclose", None)
@@ -121,10 +132,13 @@ class RelayResponse(StreamingResponse):
                 await self._upstream.aclose()
 
 
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+async def _cancel_on_disconnect(
+    receive: Receive, scope: anyio.CancelScope, ended: anyio.Event
+) -> None:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            logger.info("client went away before the response ended")
+            if not ended.is_set():
+                logger.info("client went away before the response ended")
             scope.cancel()
             return

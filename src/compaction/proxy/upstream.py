@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterable, Iterable
-from typing import Final
-from urllib.parse import urlsplit
+from http.cookiejar import CookieJar
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -69,13 +70,31 @@ def make_client(
         keepalive_expiry=30.0,
     )
     return httpx.AsyncClient(
-        transport=transport, timeout=timeout, limits=limits, follow_redirects=False
+        transport=transport,
+        timeout=timeout,
+        limits=limits,
+        follow_redirects=False,
+        cookies=NoCookies(),
     )
+
+
+class NoCookies(CookieJar):
+    """The proxy's cookie jar, which keeps nothing: one client serves every tenant, and a
+    cookie one upstream answer set must never ride on another client's request. Cookies
+    pass between each client and the upstream as headers, untouched."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None
 
 
 def target_url(base: str, path: str, query: bytes) -> str:
     """`base` + `path` (+ query). A base ending in `/v1` and a path starting with `/v1/`
-    share that segment, so both `http://host` and `http://host/v1` work as the upstream."""
+    share that segment, so both `http://host` and `http://host/v1` work as the upstream.
+    A path with a dot segment is refused (`check_path`): it could climb out of `base`."""
+    check_path(path)
     base = base.rstrip("/")
     if urlsplit(base).path.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
         path = path[3:]
@@ -83,20 +102,28 @@ def target_url(base: str, path: str, query: bytes) -> str:
     return f"{url}?{query.decode('latin-1')}" if query else url
 
 
+def check_path(path: str) -> None:
+    """Refuse a path with a `.` or `..` segment, literal or percent-encoded (at any depth of
+    encoding, since a lenient upstream may decode again), with `/` or `\\` as separators.
+    Joined to the upstream's base URL, such a path would be resolved by the HTTP stack or
+    the upstream into one outside that base, carrying the upstream key with it. Clients
+    never need one: the APIs' paths have none."""
+    decoded, previous = path, None
+    while decoded != previous and "%" in decoded:
+        previous, decoded = decoded, unquote(decoded)
+    segments = decoded.replace("\\", "/").split("/")
+    if any(segment in (".", "..") for segment in segments):
+        raise ProxyError(
+            400,
+            "the path has a dot segment ('.' or '..'), which the proxy does not relay",
+            code="invalid_path",
+        )
+
+
 def is_anthropic_request(path: str, headers: Iterable[tuple[str, str]]) -> bool:
     if path == "/v1/messages" or path.startswith("/v1/messages/"):
         return True
     return any(name == "anthropic-version" for name, _ in headers)
-
-
-def presented_key(headers: Iterable[tuple[str, str]]) -> str | None:
-    """The key a client presents: `x-api-key`, or the token of `Authorization: Bearer`."""
-    for name, value in headers:
-        if name == "x-api-key":
-            return value
-        if name == "authorization" and value[:7].lower() == "bearer ":
-            return value[7:].strip()
-    return None
 
 
 def request_headers(

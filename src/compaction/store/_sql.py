@@ -13,7 +13,8 @@ one of these hooks:
 - `_INSERT_HANDLE`: an archive handle's row, unless the session has that handle already;
 - `_SEQ_IN` and `_seq_list()`: "seq is one of these", with the list as one parameter;
 - `_CONTAINS`: "`text` contains the parameter, in any case";
-- `_word_hits()`: the full-text search of `recall`;
+- `_word_hits()`: the full-text search of `recall`, and `_index_archived()`: the words of
+  newly archived originals indexed for it;
 - `_storable()`: text as the database can hold it.
 
 This module must never import a database driver: every backend imports it.
@@ -132,6 +133,11 @@ class SQLStore(ABC):
     @staticmethod
     def _storable(text: str) -> str:
         return text
+
+    @abstractmethod
+    def _index_archived(self, db: Connection, session_id: str, seqs: list[int]) -> None:
+        """Index the words of the archive rows of `session_id` just written, in the same
+        transaction, when the database does not do it by itself."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -290,6 +296,8 @@ class SQLStore(ABC):
             db.executemany(
                 "INSERT INTO archive (session_id, seq, role, text) VALUES (?, ?, ?, ?)", rows
             )
+            if rows:
+                self._index_archived(db, session_id, [seq for _, seq, _, _ in rows])
             db.executemany(
                 self._INSERT_HANDLE,
                 self._handle_rows(

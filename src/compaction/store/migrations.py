@@ -89,6 +89,34 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        # The FTS5 table could not index session_id: asking which of a session's originals
+        # are archived scanned every archived row of every session. The originals now live in
+        # an ordinary table indexed by (session_id, seq), and the full-text index reads its
+        # text from there (external content).
+        "005_archive_indexed_by_session",
+        """
+        ALTER TABLE archive RENAME TO archive_old;
+        CREATE TABLE archive (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            text TEXT NOT NULL
+        );
+        INSERT INTO archive (session_id, seq, role, text)
+            SELECT session_id, seq, role, text FROM archive_old ORDER BY rowid;
+        DROP TABLE archive_old;
+        CREATE INDEX archive_by_session ON archive (session_id, seq);
+        CREATE VIRTUAL TABLE archive_words USING fts5(
+            text,
+            content = 'archive',
+            content_rowid = 'id',
+            tokenize = 'unicode61'
+        );
+        INSERT INTO archive_words (archive_words) VALUES ('rebuild');
+        """,
+    ),
 )
 
 

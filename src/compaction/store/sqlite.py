@@ -1,9 +1,16 @@
 """`SQLiteStore`: the append-only session log in SQLite (WAL), with full-text recall (FTS5).
 
+Archived originals are rows of an ordinary table, indexed by (session, seq), so a
+compaction's lookups cost the same however much the store holds; their words are indexed
+by an FTS5 table that reads its text from there (external content), kept in step by every
+write that archives (`_index_archived`).
+
 The rows and the view are described in `compaction.store.base`. Each write is one
 transaction, so a process killed at any point leaves the log as
 it was before the write or after it, never between; the view read back is either the one
 before a compaction or the one after it.
+
+A new store is created private to its owner: directory 0700, files 0600.
 
 One connection serves all threads behind a lock (the proxy runs compaction in worker
 threads); WAL lets other processes read while one writes. This module must never decide
@@ -22,7 +29,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from compaction.exceptions import StoreError
-from compaction.store._sql import SQLStore, in_session
+from compaction.store._sql import Connection, SQLStore, in_session
 from compaction.store.base import RecallHit
 from compaction.store.migrations import migrate
 
@@ -51,11 +58,7 @@ class SQLiteStore(SQLStore):
         self.path = os.fspath(path)
         self._lock = threading.RLock()
         if self.path != ":memory:":
-            parent = Path(self.path).expanduser().parent
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise StoreError(f"cannot create the store directory {parent}: {e}") from e
+            _create_private(Path(self.path).expanduser())
         try:
             self._db = sqlite3.connect(
                 self.path,
@@ -119,10 +122,11 @@ class SQLiteStore(SQLStore):
         match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
         scope, params = in_session(session_id)
         rows = self._read(
-            "SELECT session_id, seq, role, snippet(archive, 0, '[', ']', '…', 16),"
-            " bm25(archive), text FROM archive WHERE archive MATCH ?"
+            "SELECT session_id, seq, role, snippet(archive_words, 0, '[', ']', '…', 16),"
+            " bm25(archive_words), archive.text FROM archive_words"
+            " JOIN archive ON archive.id = archive_words.rowid WHERE archive_words MATCH ?"
             + scope
-            + " ORDER BY bm25(archive) LIMIT ?",
+            + " ORDER BY bm25(archive_words) LIMIT ?",
             [match, *params, limit],
         )
         return [
@@ -130,10 +134,36 @@ class SQLiteStore(SQLStore):
             for s, q, r, snip, score, text in rows
         ]
 
+    def _index_archived(self, db: Connection, session_id: str, seqs: list[int]) -> None:
+        # The full-text index has external content: it learns of new rows only when told.
+        db.execute(
+            "INSERT INTO archive_words (rowid, text) SELECT id, text FROM archive"
+            " WHERE session_id = ? AND " + self._SEQ_IN,
+            (session_id, self._seq_list(seqs)),
+        )
+
     def integrity(self) -> list[str]:
         """Problems SQLite finds in the file (empty when it is sound)."""
         rows = self._read("PRAGMA integrity_check")
         return [r[0] for r in rows if r[0] != "ok"]
+
+
+def _create_private(path: Path) -> None:
+    """Create the store's directory (0700) and file (0600) when they do not exist yet, so
+    sessions (which quote the users' words) are readable by their owner only, whatever the
+    umask. SQLite creates the `-wal` and `-shm` files with the database file's mode. An
+    existing file or directory keeps the mode it has."""
+    parent = path.parent
+    try:
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create the store directory {parent}: {e}") from e
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise StoreError(f"cannot create the session store {path}: {e}") from e
 
 
 def _enable_wal(db: sqlite3.Connection) -> None:

@@ -173,30 +173,37 @@ class ConversationCounter:
 
     def count_message(self, message: Message) -> int:
         """Tokens for one message, framing included, from the cache when possible."""
-        with self._lock:
-            return self._message(message)[0]
+        return self._message(message)[0]
+
+    # The lock guards the caches only, never a tokenization: a thread counting a large
+    # message must not hold up threads counting others (the proxy's event loop among them).
+    # Two threads counting the same new message at once both tokenize it; one entry stays.
 
     def _message(self, message: Message) -> tuple[int, bool]:
         key = content_key(message)
-        entry = self._messages.get(key)
-        if entry is not None:
-            self._messages.move_to_end(key)
-            return entry
+        with self._lock:
+            entry = self._messages.get(key)
+            if entry is not None:
+                self._messages.move_to_end(key)
+                return entry
         entry = message_tokens(message, self.counter, self.provider)
-        self._messages[key] = entry
-        if len(self._messages) > self.max_cached_messages:
-            self._messages.popitem(last=False)
+        with self._lock:
+            self._messages[key] = entry
+            if len(self._messages) > self.max_cached_messages:
+                self._messages.popitem(last=False)
         return entry
 
     def _tool(self, schema: Mapping[str, Any]) -> int:
         # Keyed by the text it is counted by: a re-decoded schema is found again.
         text = tool_schema_text(schema)
-        tokens = self._tools.get(text)
+        with self._lock:
+            tokens = self._tools.get(text)
         if tokens is None:
             tokens = tool_schema_tokens(schema, self.counter, self.provider)
-            if len(self._tools) >= _MAX_CACHED_TOOLS:
-                self._tools.clear()
-            self._tools[text] = tokens
+            with self._lock:
+                if len(self._tools) >= _MAX_CACHED_TOOLS:
+                    self._tools.clear()
+                self._tools[text] = tokens
         return tokens
 
     def count(
@@ -214,9 +221,8 @@ class ConversationCounter:
             messages = tuple(conversation)
         tools = tools or ()
         costs = self._costs
-        with self._lock:
-            counted = self._sequence(messages)
-            tool_tokens = costs.tools_base + sum(map(self._tool, tools)) if tools else 0
+        counted = self._sequence(messages)
+        tool_tokens = costs.tools_base + sum(map(self._tool, tools)) if tools else 0
 
         overhead = costs.reply_priming if messages else 0
         return TokenCount(
@@ -232,11 +238,13 @@ class ConversationCounter:
         )
 
     def _sequence(self, messages: tuple[Message, ...]) -> _Prefix:
-        """The counts of `messages`, from the longest remembered prefix plus the rest."""
-        base = self._longest_prefix(messages)
-        if base is not None and len(base.messages) == len(messages):
-            self._remember(base)
-            return base
+        """The counts of `messages`, from the longest remembered prefix plus the rest (the
+        prefixes read and kept under the lock, the rest counted outside it)."""
+        with self._lock:
+            base = self._longest_prefix(messages)
+            if base is not None and len(base.messages) == len(messages):
+                self._remember(base)
+                return base
         start = len(base.messages) if base is not None else 0
         per_message = list(base.per_message) if base is not None else []
         total = base.total if base is not None else 0
@@ -250,7 +258,8 @@ class ConversationCounter:
             by_role[message.role] = by_role.get(message.role, 0) + tokens
             estimated = estimated or guessed
         counted = _Prefix(messages, tuple(per_message), total, by_role, estimated)
-        self._remember(counted)
+        with self._lock:
+            self._remember(counted)
         return counted
 
     def _longest_prefix(self, messages: tuple[Message, ...]) -> _Prefix | None:
