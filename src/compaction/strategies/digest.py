@@ -138,8 +138,7 @@ class DigestStrategy(BaseModel):
                 ledger_of(work, i, builder)
                 count += work.stands_for(i)
             if k in wanted:
-                snapshot = builder.ledger.merge(Ledger(builder.ledger.sections))
-                out[k] = DigestRendering(snapshot, count, work.measure)
+                out[k] = DigestRendering(builder.snapshot(), count, work.measure)
         return out
 
     @staticmethod

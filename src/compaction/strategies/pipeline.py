@@ -85,19 +85,21 @@ def settle(work: Workspace) -> StepReport | None:
             if work.fits():
                 break
             work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
-        shortened = 0
-        if not work.fits():
+        # Still over: what the model is about to read stays verbatim when dropping summaries
+        # (their originals are archived) is enough; otherwise it is shortened first.
+        droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
+        shortened = dropped = 0
+        if not work.fits() and droppable < work.over_by():
             shortened = shorten_live(work)
-        dropped = 0
         if not work.fits():
-            # Not even one line of summary fits beside what must stay: drop the summaries
-            # (their originals are archived) rather than miss the target.
             for index in reversed(summaries):
                 if work.fits():
                     break
                 if index < len(work.slots) and not work.marker_needed(index):
                     work.replace_span(index, index + 1, [], "dropped")
                     dropped += 1
+        if not work.fits():
+            shortened += shorten_live(work)
         details.append(
             "summaries shrunk"
             + (f", {shortened} live results shortened" if shortened else "")

@@ -59,7 +59,7 @@ class _LLMStrategy(BaseModel):
         builder = LedgerBuilder()
         for i in range(start, stop):
             ledger_of(work, i, builder)
-        ledger = builder.ledger
+        ledger = builder.snapshot()
         previous = None
         rest = span
         if span[0].is_summary and kind == "summary":

@@ -201,6 +201,13 @@ class Reader:
                 elif action.kind == "final" and action.text:
                     yield Finished(action.text)
 
+    def pending(self) -> Iterator[Event]:
+        """What an action written last, whose output the span does not hold, still says:
+        the command was run (its outcome unseen)."""
+        if self._pending_action is not None:
+            first = signals.clip(self._pending_action.splitlines()[0].strip(), 200)
+            yield CommandRan(first, "no output seen")
+
     def _outcome(self, output: str) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""
         if self._pending_edit is not None:

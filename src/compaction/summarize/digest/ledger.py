@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compaction.messages import Message
-from compaction.summarize.digest.events import EarlierSummary, Reader
+from compaction.summarize.digest.events import EarlierSummary, Event, Reader
 from compaction.summarize.digest.format import summary_body
 from compaction.summarize.digest.sections import Item, Narrative, Section, default_sections
 
@@ -79,9 +79,19 @@ class LedgerBuilder:
                 self.ledger = self.ledger.merge(earlier)
                 self.ledger.messages += max(event.replaced - 1, 0)
                 continue
-            sections, states = self.ledger.sections, self.ledger.states
-            for index in self._readers.get(type(event), ()):
-                sections[index].observe(states[index], event, self._seq)
+            self._observe(self.ledger, event)
+
+    def _observe(self, ledger: Ledger, event: Event) -> None:
+        for index in self._readers.get(type(event), ()):
+            ledger.sections[index].observe(ledger.states[index], event, self._seq)
+
+    def snapshot(self) -> Ledger:
+        """The ledger of what was read so far, as a span ending here: a copy, with what an
+        action still awaiting its output says (the builder reads on unchanged)."""
+        ledger = self.ledger.merge(Ledger(self.ledger.sections))
+        for event in self._reader.pending():
+            self._observe(ledger, event)
+        return ledger
 
 
 def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Ledger:
@@ -89,7 +99,7 @@ def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Le
     builder = LedgerBuilder(user_chars=user_chars)
     for message in messages:
         builder.add(message)
-    return builder.ledger
+    return builder.snapshot()
 
 
 def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
