@@ -102,6 +102,15 @@ def bounded_user_text(text: str, limit: int) -> str:
     return f"{head} […{elided} chars elided…] {tail}"
 
 
+def _instructs(text: str) -> bool:
+    """Whether the user's message reads as an instruction to keep: short, or stating a
+    constraint in a sentence. A long paste (code, a log, a file) with neither can give room
+    to the files and errors before it gives its head and tail."""
+    if len(text) <= 300:
+        return True
+    return any(signals.is_constraint(s) for s in signals.sentences(text[:4000]))
+
+
 @dataclass
 class UserWordsState:
     texts: list[tuple[int, str]] = field(default_factory=list)  # (seq, text)
@@ -136,7 +145,7 @@ class UserWords(Section[UserWordsState]):
                 form = "- " + bounded_user_text(text, limit).replace("\n", "\n  ")
                 if not forms or form != forms[-1]:
                     forms.append(form)
-            out.append(Item(0, seq, tuple(forms)))
+            out.append(Item(0 if _instructs(text) else 2, seq, tuple(forms)))
         return out
 
     def parse(self, state: UserWordsState, item: str) -> None:
