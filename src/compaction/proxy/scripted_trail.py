@@ -126,9 +126,14 @@ def _latest(api: Api, body: Mapping[str, Any]) -> tuple[str | None, str]:
     items = body.get(key)
     if isinstance(items, str):
         return "user", items
-    if not isinstance(items, list) or not items or not isinstance(items[-1], dict):
+    if not isinstance(items, list):
         return None, ""
-    last = items[-1]
+    # System turns a client adds after the live turn (Claude Code's mid-conversation system
+    # messages) are not what the model answers.
+    turns = [i for i in items if not (isinstance(i, dict) and i.get("role") == "system")]
+    if not turns or not isinstance(turns[-1], dict):
+        return None, ""
+    last = turns[-1]
     if api == "chat":
         role = last.get("role")
         if role == "tool":

@@ -18,6 +18,12 @@ around the log's view, which holds the earlier summaries: the summarize strategy
 on the previous summary, so each compaction pays only for the newly dropped span. Until a
 session first compacts, its requests go upstream byte for byte as they came.
 
+A request extends the previous one when its items are equal, or equal once the fields
+clients move between requests are set aside (`apis.comparable`: Claude Code moves its
+`cache_control` breakpoint to the newest message every time and re-sends its newest system
+turn as a string). A rewritten request takes each surviving message as this request sends
+it (`Branch.as_sent`), so the client's markers are where it put them, and nowhere else.
+
 Branches. When a request does not extend the logged history (the client edited, rewound, or
 retried with different content; or two conversations share a hash), it starts a fresh
 branch: a new log (`<session>.<random>`, `meta.branch_of` naming the session) seeded with the
@@ -26,7 +32,10 @@ the old branch are not reused by the new one.
 
 Validation. The proxy judges a transcript by the dialect's rules only when it is about to
 rewrite it (a compaction); a request it forwards untouched is the upstream's to judge, so
-the proxy stays transparent for servers with looser rules.
+the proxy stays transparent for servers with looser rules. When the client's own history
+breaks a rule, the request goes as it came (a warning, `compaction_proxy_invalid_history_
+total`): the proxy never turns a session the upstream took under budget into a 400 over it,
+and the compactor answers only for the violations it would add.
 
 This module must never see a header other than the session header, nor log message content.
 """
@@ -50,7 +59,7 @@ from compaction.exceptions import CompactionError, HistoryDivergedError, LogConf
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
-from compaction.proxy.apis import Api, dumps
+from compaction.proxy.apis import Api, comparable, dumps
 from compaction.proxy.errors import ProxyError, StatedWindow
 from compaction.proxy.metrics import Metrics
 from compaction.store import SessionStore
@@ -79,6 +88,10 @@ class Branch:
     compactor: Compactor
     items: list[Any] | None = None
     head: Any = None
+    # The wire item each logged message was decoded from (index k: the request's item k),
+    # and the seq of item 0; None where items do not map one to one onto messages.
+    logged: list[Any] | None = None
+    item_seq0: int | None = None
     raw_tools: Any = None
     tools: tuple[Any, ...] = ()
     rewritten: bool = False
@@ -87,10 +100,34 @@ class Branch:
     token_sum: int | None = None
 
     def extended_by(self, items: list[Any] | None, head: Any) -> bool:
-        if self.items is None or items is None or head != self.head:
+        """Whether `items` (with `head`) continue this branch's last request: equal as sent
+        (one C-level comparison), or equal once the fields clients move are set aside."""
+        if self.items is None or items is None:
             return False
         n = len(self.items)
-        return len(items) >= n and items[:n] == self.items
+        if len(items) < n:
+            return False
+        if head == self.head and items[:n] == self.items:
+            return True
+        same_head: bool = comparable(head) == comparable(self.head)
+        return same_head and comparable(items[:n]) == comparable(self.items)
+
+    def as_sent(self, api: Api, items: list[Any] | None) -> tuple[Message, ...]:
+        """The view with each logged message that `items` re-sends in another form (a cache
+        marker moved on or off it, its content re-written) taken as `items` has it now, so
+        the client's markers stay where the client put them this time."""
+        view = self.log.messages
+        logged, first = self.logged, self.item_seq0
+        if logged is None or first is None or items is None:
+            return view
+        out = list(view)
+        for index, seq in enumerate(self.log.seqs):
+            k = -1 if seq is None else seq - first
+            if 0 <= k < min(len(logged), len(items)) and items[k] != logged[k]:
+                fresh = api.decode_tail(items[: k + 1], k)
+                if fresh is not None and len(fresh) == 1:
+                    out[index] = fresh[0]
+        return tuple(out)
 
 
 @dataclass
@@ -247,19 +284,24 @@ class Sessions:
             if decision.compact:
                 violations = api.dialect.validate(conversation)
                 if violations:
-                    more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
-                    raise ProxyError(
-                        400,
-                        f"invalid {api.name} transcript: "
-                        + "; ".join(str(v) for v in violations[:3])
-                        + more,
-                        param=api.items_key,
+                    # The client's own history breaks a rule: the upstream took it under
+                    # budget and is the judge of it; a compaction could only be blamed.
+                    logger.warning(
+                        "session %s: the client's history breaks %d %s rule(s) (first: %s); "
+                        "forwarding it as it came, uncompacted",
+                        session.key,
+                        len(violations),
+                        api.name,
+                        violations[0],
                     )
+                    self.metrics.invalid_history[api.name] += 1
+                    session.stats.last_tokens_after = tokens
+                    return Prepared(body, session, tokens=tokens)
                 result = await self._compact(session, branch, shell, api)
                 if result is not None:
                     prepared.compaction = result.receipt
         if branch.rewritten:
-            prepared.body = dumps(api.encode(shell, branch.log.messages))
+            prepared.body = dumps(api.encode(shell, branch.as_sent(api, branch.items)))
             prepared.rewritten = True
             prepared.tokens = self._tokens(branch, shell, 0)
         prepared.view_size = len(branch.log.messages)
@@ -287,7 +329,7 @@ class Sessions:
             messages = branch.log.messages
             return replace(
                 prepared,
-                body=dumps(api.encode(shell, messages)),
+                body=dumps(api.encode(shell, branch.as_sent(api, branch.items))),
                 tokens=result.receipt.tokens_after,
                 view_size=len(messages),
                 rewritten=True,
@@ -320,14 +362,18 @@ class Sessions:
         for i, branch in enumerate(session.branches):
             if branch.extended_by(items, head):
                 assert branch.items is not None and items is not None
-                tail = api.decode_tail(items, len(branch.items))
+                n = len(branch.items)
+                tail = api.decode_tail(items, n)
                 if tail is None:
                     added = await self._io(branch.log.sync, list(api.decode(payload).messages))
+                    branch.logged = None
                 else:
                     added = len(tail)
                     if tail:
                         await self._io(branch.log.append, *tail)
-                branch.items = items
+                    if branch.logged is not None:
+                        branch.logged.extend(items[n:])
+                branch.items, branch.head = items, head
                 if i:
                     session.branches.insert(0, session.branches.pop(i))
                 return branch, added
@@ -340,15 +386,16 @@ class Sessions:
                 except HistoryDivergedError as e:
                     logger.info("session %s: %s; starting a branch", session.key, e)
                     session.branches.insert(0, branch)
-                    branch = await self._new_branch(session, api, shell, history)
+                    branch = await self._new_branch(session, api, shell, history, items)
                 else:
                     session.branches.insert(0, branch)
             else:
-                await self._io(branch.log.append, *history)
+                seqs = await self._io(branch.log.append, *history)
+                _map_items(branch, api, items, history, seqs)
                 session.branches.insert(0, branch)
         else:
             logger.info("session %s: the history does not extend a logged one", session.key)
-            branch = await self._new_branch(session, api, shell, history)
+            branch = await self._new_branch(session, api, shell, history, items)
         session.branches.remove(branch)
         session.branches.insert(0, branch)
         branch.items, branch.head = items, head
@@ -356,11 +403,17 @@ class Sessions:
         return branch, None
 
     async def _new_branch(
-        self, session: Session, api: Api, shell: Conversation, history: list[Message]
+        self,
+        session: Session,
+        api: Api,
+        shell: Conversation,
+        history: list[Message],
+        items: list[Any] | None,
     ) -> Branch:
         branch_id = f"{session.key}.{secrets.token_hex(4)}"
         branch = await self._open(session, api, shell, branch_id, branch_of=session.key)
-        await self._io(branch.log.append, *history)
+        seqs = await self._io(branch.log.append, *history)
+        _map_items(branch, api, items, history, seqs)
         session.branches.insert(0, branch)
         return branch
 
@@ -501,6 +554,19 @@ def overflow_target(sent: int, stated: StatedWindow | None, max_output: int) -> 
             room = room * sent // stated.prompt_tokens
         target = min(target, int(room * (1 - OVERFLOW_MARGIN)))
     return max(1, target)
+
+
+def _map_items(
+    branch: Branch, api: Api, items: list[Any] | None, history: list[Message], seqs: list[int]
+) -> None:
+    """Note which logged seq each wire item became, where items map one to one onto the
+    history's messages after its leading shell messages."""
+    lead = len(history) - len(items) if items is not None else -1
+    if not api.incremental or items is None or lead < 0 or len(seqs) != len(history):
+        branch.logged, branch.item_seq0 = None, None
+        return
+    branch.logged = list(items)
+    branch.item_seq0 = seqs[lead] if items else None
 
 
 def _fields(shell: Conversation) -> dict[str, Any]:
