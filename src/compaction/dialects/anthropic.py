@@ -521,7 +521,7 @@ def _validate_wire(messages: Sequence[dict[str, Any]]) -> list[Violation]:
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         if role == "system":
             _check_system_turn(i, content, prev_calls, prev_index, found)
-            prev_calls = []
+            prev_calls, prev_role = [], role
             continue
         if turns == 0 and role != "user":
             found.append(Violation(i, "first_not_user", f"the first message is {role}, not user"))
@@ -615,8 +615,9 @@ def _check_system_turn(
     i: int, content: Any, prev_calls: list[Any], prev_index: int, found: list[Violation]
 ) -> None:
     """A system turn inside `messages` (the API's mid-conversation system messages, which
-    Claude Code sends): allowed anywhere but between a tool_use and its tool_result, and
-    invisible to the alternation of user and assistant."""
+    Claude Code sends): allowed anywhere but between a tool_use and its tool_result; a turn
+    of its own, so the messages either side of it may have one role (the API folds
+    consecutive turns of a role anyway)."""
     if prev_calls:
         found.append(
             Violation(
