@@ -1,33 +1,27 @@
-"""Sessions: which conversation a request belongs to, what of it is new, and whether (and
-how) to compact it before it goes upstream.
+"""Sessions: what of a request is new, and whether (and how) to compact it before it goes
+upstream. The pieces it composes live beside it:
 
-Identity. A request names its session with an `X-Compaction-Session` header; without one,
-the session is a hash of the API, the model, the system prompt and the first user message
-(`Api.session_seed`). Each session has its own `asyncio.Lock`, its own `SessionLog` (the
-store's append-only log and the model-visible view) and its own `Compactor` (whose
-anti-thrash memory and summarizer circuit breaker are per conversation); only the token
-counters are shared, one per model, and they are thread-safe. Concurrent sessions never
-share anything else.
+    identity.py   which session a request belongs to (the header, else a hash)
+    branches.py   which line of the session's history a request extends, and the view as
+                  the client sends it now
+    policy.py     how hard to compact after the upstream refused a request as too long
 
-The next request of a session re-sends the whole history plus a turn. Its history items are
-compared with the previous request's (one C-level comparison of the parsed JSON); when they
-extend them, only the new items are decoded, logged and counted, and the view's older
-messages keep their identity, so the per-message token cache answers for them. Once a
-session has compacted, each request is forwarded as its fields (model, tools, stream, …)
-around the log's view, which holds the earlier summaries: the summarize strategy is anchored
-on the previous summary, so each compaction pays only for the newly dropped span. Until a
-session first compacts, its requests go upstream byte for byte as they came.
+Each session has its own `asyncio.Lock`, its own branches, each with a `SessionLog` (the
+store's append-only log and the model-visible view) and a `Compactor` (whose anti-thrash
+memory and summarizer circuit breaker are per conversation); only the token counters are
+shared, one per model, and they are thread-safe. Concurrent sessions never share anything
+else.
 
-A request extends the previous one when its items are equal, or equal once the fields
-clients move between requests are set aside (`apis.comparable`: Claude Code moves its
-`cache_control` breakpoint to the newest message every time and re-sends its newest system
-turn as a string). A rewritten request takes each surviving message as this request sends
-it (`Branch.as_sent`), so the client's markers are where it put them, and nowhere else.
-
-Branches. When a request does not extend the logged history (the client edited, rewound, or
-retried with different content; or two conversations share a hash), it starts a fresh
-branch: a new log (`<session>.<random>`, `meta.branch_of` naming the session) seeded with the
-request's whole history. Later requests go to whichever branch they extend. Compactions of
+The next request of a session re-sends the whole history plus a turn. When it extends a
+branch, only the new items are decoded, logged and counted, and the view's older messages
+keep their identity, so the per-message token cache answers for them. Once a session has
+compacted, each request is forwarded as its fields (model, tools, stream, …) around the
+log's view, which holds the earlier summaries: the summarize strategy is anchored on the
+previous summary, so each compaction pays only for the newly dropped span. Until a session
+first compacts, its requests go upstream byte for byte as they came. When a request extends
+no branch (the client edited, rewound, or retried with different content; or two
+conversations share a hash), it starts a fresh one: a new log (`<session>.<random>`,
+`meta.branch_of` naming the session) seeded with the request's whole history. Compactions of
 the old branch are not reused by the new one.
 
 Validation. The proxy judges a transcript by the dialect's rules only when it is about to
@@ -44,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
@@ -59,75 +52,20 @@ from compaction.exceptions import CompactionError, HistoryDivergedError, LogConf
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
-from compaction.proxy.apis import Api, comparable, dumps
+from compaction.proxy.apis import Api, dumps
+from compaction.proxy.branches import Branch, map_items
 from compaction.proxy.errors import ProxyError, StatedWindow
+from compaction.proxy.identity import SESSION_HEADER, session_key
 from compaction.proxy.metrics import Metrics
+from compaction.proxy.policy import overflow_target
 from compaction.store import SessionStore
 from compaction.tokens import ConversationCounter
 from compaction.triggers import token_limit
 
+__all__ = ["SESSION_HEADER", "Prepared", "Session", "Sessions", "Stats", "overflow_target"]
+
 logger = logging.getLogger("compaction.proxy")
-
-SESSION_HEADER = "x-compaction-session"
-_HEADER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
-# A compaction forced by an upstream context-length error aims at this share of the tokens
-# that did not fit, or lower: at the window the error states, less the reply's tokens and
-# this share of the rest, for tokenizers that count more than ours.
-OVERFLOW_TARGET = 0.5
-OVERFLOW_MARGIN = 0.1
-
 T = TypeVar("T")
-
-
-@dataclass
-class Branch:
-    """One line of history of a session: its log, its compactor, and the wire items of the
-    last request it took (what the next request is compared with)."""
-
-    log: SessionLog
-    compactor: Compactor
-    items: list[Any] | None = None
-    head: Any = None
-    # The wire item each logged message was decoded from (index k: the request's item k),
-    # and the seq of item 0; None where items do not map one to one onto messages.
-    logged: list[Any] | None = None
-    item_seq0: int | None = None
-    raw_tools: Any = None
-    tools: tuple[Any, ...] = ()
-    rewritten: bool = False
-    # The tokens of the view's messages (framing included, tools and reply priming not),
-    # kept up to date as messages are appended so a request costs only its new messages.
-    token_sum: int | None = None
-
-    def extended_by(self, items: list[Any] | None, head: Any) -> bool:
-        """Whether `items` (with `head`) continue this branch's last request: equal as sent
-        (one C-level comparison), or equal once the fields clients move are set aside."""
-        if self.items is None or items is None:
-            return False
-        n = len(self.items)
-        if len(items) < n:
-            return False
-        if head == self.head and items[:n] == self.items:
-            return True
-        same_head: bool = comparable(head) == comparable(self.head)
-        return same_head and comparable(items[:n]) == comparable(self.items)
-
-    def as_sent(self, api: Api, items: list[Any] | None) -> tuple[Message, ...]:
-        """The view with each logged message that `items` re-sends in another form (a cache
-        marker moved on or off it, its content re-written) taken as `items` has it now, so
-        the client's markers stay where the client put them this time."""
-        view = self.log.messages
-        logged, first = self.logged, self.item_seq0
-        if logged is None or first is None or items is None:
-            return view
-        out = list(view)
-        for index, seq in enumerate(self.log.seqs):
-            k = -1 if seq is None else seq - first
-            if 0 <= k < min(len(logged), len(items)) and items[k] != logged[k]:
-                fresh = api.decode_tail(items[: k + 1], k)
-                if fresh is not None and len(fresh) == 1:
-                    out[index] = fresh[0]
-        return tuple(out)
 
 
 @dataclass
@@ -211,16 +149,7 @@ class Sessions:
     # -- identity --------------------------------------------------------------------------
 
     def key_for(self, api: Api, payload: dict[str, Any], header: str | None) -> str:
-        if header is None:
-            return api.session_seed(payload)
-        header = header.strip()
-        if not _HEADER_ID.match(header):
-            raise ProxyError(
-                400,
-                f"invalid {SESSION_HEADER} header: use 1 to 100 letters, digits, '.', '_', "
-                "':' or '-', starting with a letter or digit",
-            )
-        return header
+        return session_key(api, payload, header)
 
     def _session(self, key: str, api: Api) -> Session:
         session = self._sessions.get(key)
@@ -391,7 +320,7 @@ class Sessions:
                     session.branches.insert(0, branch)
             else:
                 seqs = await self._io(branch.log.append, *history)
-                _map_items(branch, api, items, history, seqs)
+                map_items(branch, api, items, history, seqs)
                 session.branches.insert(0, branch)
         else:
             logger.info("session %s: the history does not extend a logged one", session.key)
@@ -413,7 +342,7 @@ class Sessions:
         branch_id = f"{session.key}.{secrets.token_hex(4)}"
         branch = await self._open(session, api, shell, branch_id, branch_of=session.key)
         seqs = await self._io(branch.log.append, *history)
-        _map_items(branch, api, items, history, seqs)
+        map_items(branch, api, items, history, seqs)
         session.branches.insert(0, branch)
         return branch
 
@@ -536,37 +465,6 @@ class Sessions:
         """Store work. SQLite writes of a turn's messages take well under a millisecond, so
         they run inline; the lock per session keeps them ordered."""
         return fn(*args)
-
-
-def overflow_target(sent: int, stated: StatedWindow | None, max_output: int) -> int | None:
-    """The tokens (our count) to compact to after the upstream refused `sent` tokens as too
-    long: half of them, or fewer when the error states a window, which must hold the prompt
-    and the reply's `max_output` tokens with a margin. When the error also states the
-    prompt's size and it is more than `sent`, the upstream's tokenizer counts more than ours,
-    and the window is scaled down to our count. None when the reply alone fills the window:
-    no compaction can make that request fit."""
-    target = int(sent * OVERFLOW_TARGET)
-    if stated is not None:
-        room = stated.window - max_output
-        if room <= 0:
-            return None
-        if stated.prompt_tokens is not None and stated.prompt_tokens > sent:
-            room = room * sent // stated.prompt_tokens
-        target = min(target, int(room * (1 - OVERFLOW_MARGIN)))
-    return max(1, target)
-
-
-def _map_items(
-    branch: Branch, api: Api, items: list[Any] | None, history: list[Message], seqs: list[int]
-) -> None:
-    """Note which logged seq each wire item became, where items map one to one onto the
-    history's messages after its leading shell messages."""
-    lead = len(history) - len(items) if items is not None else -1
-    if not api.incremental or items is None or lead < 0 or len(seqs) != len(history):
-        branch.logged, branch.item_seq0 = None, None
-        return
-    branch.logged = list(items)
-    branch.item_seq0 = seqs[lead] if items else None
 
 
 def _fields(shell: Conversation) -> dict[str, Any]:

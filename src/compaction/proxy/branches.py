@@ -1,0 +1,87 @@
+"""Branches: the lines of history of one proxy session, and how a request is placed on one.
+
+A request extends a branch when its history items are those of the branch's last request
+plus new ones: equal as sent (one C-level comparison of the parsed JSON), or equal once the
+fields clients move between requests are set aside (`apis.comparable`: Claude Code moves its
+`cache_control` breakpoint to the newest message every time and re-sends its newest system
+turn as a string). Each logged message remembers the wire item it came from, so a rewritten
+request takes every surviving message as the client sends it now (`Branch.as_sent`): the
+client's markers where it put them this time, and nowhere else; the compacted prefix stays
+byte for byte what the previous request sent, so a provider's prompt cache keeps hitting.
+
+This module must never do I/O beyond reading the branch's log in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from compaction.compactor import Compactor
+from compaction.log import SessionLog
+from compaction.messages import Message
+from compaction.proxy.apis import Api, comparable
+
+
+@dataclass
+class Branch:
+    """One line of history of a session: its log, its compactor, and the wire items of the
+    last request it took (what the next request is compared with)."""
+
+    log: SessionLog
+    compactor: Compactor
+    items: list[Any] | None = None
+    head: Any = None
+    # The wire item each logged message was decoded from (index k: the request's item k),
+    # and the seq of item 0; None where items do not map one to one onto messages.
+    logged: list[Any] | None = None
+    item_seq0: int | None = None
+    raw_tools: Any = None
+    tools: tuple[Any, ...] = ()
+    rewritten: bool = False
+    # The tokens of the view's messages (framing included, tools and reply priming not),
+    # kept up to date as messages are appended so a request costs only its new messages.
+    token_sum: int | None = None
+
+    def extended_by(self, items: list[Any] | None, head: Any) -> bool:
+        """Whether `items` (with `head`) continue this branch's last request: equal as sent
+        (one C-level comparison), or equal once the fields clients move are set aside."""
+        if self.items is None or items is None:
+            return False
+        n = len(self.items)
+        if len(items) < n:
+            return False
+        if head == self.head and items[:n] == self.items:
+            return True
+        same_head: bool = comparable(head) == comparable(self.head)
+        return same_head and comparable(items[:n]) == comparable(self.items)
+
+    def as_sent(self, api: Api, items: list[Any] | None) -> tuple[Message, ...]:
+        """The view with each logged message that `items` re-sends in another form (a cache
+        marker moved on or off it, its content re-written) taken as `items` has it now, so
+        the client's markers stay where the client put them this time."""
+        view = self.log.messages
+        logged, first = self.logged, self.item_seq0
+        if logged is None or first is None or items is None:
+            return view
+        out = list(view)
+        for index, seq in enumerate(self.log.seqs):
+            k = -1 if seq is None else seq - first
+            if 0 <= k < min(len(logged), len(items)) and items[k] != logged[k]:
+                fresh = api.decode_tail(items[: k + 1], k)
+                if fresh is not None and len(fresh) == 1:
+                    out[index] = fresh[0]
+        return tuple(out)
+
+
+def map_items(
+    branch: Branch, api: Api, items: list[Any] | None, history: list[Message], seqs: list[int]
+) -> None:
+    """Note which logged seq each wire item became, where items map one to one onto the
+    history's messages after its leading shell messages."""
+    lead = len(history) - len(items) if items is not None else -1
+    if not api.incremental or items is None or lead < 0 or len(seqs) != len(history):
+        branch.logged, branch.item_seq0 = None, None
+        return
+    branch.logged = list(items)
+    branch.item_seq0 = seqs[lead] if items else None
