@@ -825,6 +825,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--no-validate", action="store_true", help="accept transcripts the validators reject"
     )
+    parser.add_argument(
+        "--no-trail", action="store_true", help="never play the trail: always the text reply"
+    )
     parser.add_argument("--max-records", type=int, default=10_000, help="requests kept")
     args = parser.parse_args(argv)
     settings = UpstreamSettings(
@@ -833,6 +836,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         stream_error_after=args.stream_error_after,
         reply_words=args.reply_words,
         validate=not args.no_validate,
+        trail=not args.no_trail,
         max_records=args.max_records,
     )
     # Counting must never download a tokenizer: this server is for offline tests.
