@@ -15,6 +15,7 @@ import pytest
 from compaction.config import CompactionConfig
 from compaction.dialects import ANTHROPIC
 from compaction.proxy.apis import comparable
+from compaction.store import open_store
 
 from .conftest import running
 
@@ -156,3 +157,28 @@ async def test_a_client_history_that_breaks_a_rule_is_forwarded_as_it_came() -> 
         assert h.upstream.last.body == raw
         metrics = (await h.client.get("/metrics")).text
         assert 'compaction_proxy_invalid_history_total{endpoint="anthropic"} 1' in metrics
+
+
+async def test_a_restarted_proxy_resumes_the_session_despite_moved_markers() -> None:
+    store = open_store(":memory:")
+    async with running(compaction=POLICY, store=store) as h:
+        for steps in range(1, 8):
+            response = await h.client.post("/v1/messages", json=claude_code_request(steps))
+            assert response.status_code == 200
+        before = (await h.status())["sessions"][0]
+        assert before["compactions"] >= 1
+        last_sent = h.upstream.last.json()
+    async with running(compaction=POLICY, store=store) as h:  # a new process, the same store
+        response = await h.client.post("/v1/messages", json=claude_code_request(8))
+        assert response.status_code == 200
+        sent = h.upstream.last.json()
+        # the compacted view read back from the store, continued: no branch, no new compaction
+        assert sent["messages"][: len(last_sent["messages"]) - 1] == last_sent["messages"][:-1]
+        assert _marked(sent) == [len(sent["messages"]) - 1]
+        for steps in range(9, 12):
+            response = await h.client.post("/v1/messages", json=claude_code_request(steps))
+            assert response.status_code == 200
+            assert _marked(h.upstream.last.json()) == [len(h.upstream.last.json()["messages"]) - 1]
+        session = (await h.status())["sessions"][0]
+        assert session["branches"] == 1
+        assert session["compactions"] <= 2

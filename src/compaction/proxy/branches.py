@@ -8,6 +8,8 @@ turn as a string). Each logged message remembers the wire item it came from, so 
 request takes every surviving message as the client sends it now (`Branch.as_sent`): the
 client's markers where it put them this time, and nowhere else; the compacted prefix stays
 byte for byte what the previous request sent, so a provider's prompt cache keeps hitting.
+A branch read back from the store (a restarted proxy) is continued the same way: its logged
+messages, encoded again, are compared with the request's items (`logged_items`).
 
 This module must never do I/O beyond reading the branch's log in memory.
 """
@@ -19,8 +21,9 @@ from typing import Any
 
 from compaction.compactor import Compactor
 from compaction.log import SessionLog
-from compaction.messages import Message
+from compaction.messages import Conversation, Message
 from compaction.proxy.apis import Api, comparable
+from compaction.store import fingerprint
 
 
 @dataclass
@@ -85,3 +88,26 @@ def map_items(
         return
     branch.logged = list(items)
     branch.item_seq0 = seqs[lead] if items else None
+
+
+def logged_items(
+    api: Api,
+    shell: Conversation,
+    logged: list[Message],
+    history: list[Message],
+    items: list[Any] | None,
+) -> list[Any] | None:
+    """The wire items the `logged` messages of a stored branch were decoded from, when the
+    request (`history`, decoded from `items`) continues them once the fields clients move are
+    set aside; None otherwise (or where items do not map one to one onto messages)."""
+    if items is None or not api.incremental:
+        return None
+    lead = len(history) - len(items)
+    if lead < 0 or not lead <= len(logged) <= len(history):
+        return None
+    if [fingerprint(m) for m in logged[:lead]] != [fingerprint(m) for m in history[:lead]]:
+        return None
+    wire = api.items(api.encode(shell, tuple(logged[lead:])))
+    if wire is None or len(wire) != len(logged) - lead:
+        return None
+    return wire if comparable(wire) == comparable(items[: len(wire)]) else None

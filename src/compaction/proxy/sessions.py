@@ -53,7 +53,7 @@ from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
 from compaction.proxy.apis import Api, dumps
-from compaction.proxy.branches import Branch, map_items
+from compaction.proxy.branches import Branch, logged_items, map_items
 from compaction.proxy.errors import ProxyError, StatedWindow
 from compaction.proxy.identity import SESSION_HEADER, session_key
 from compaction.proxy.metrics import Metrics
@@ -312,10 +312,14 @@ class Sessions:
             if branch.log.messages or branch.rewritten:
                 try:
                     await self._io(lambda: branch.log.sync(history, verify=True))
+                    map_items(branch, api, items, history, list(range(1, len(history) + 1)))
                 except HistoryDivergedError as e:
-                    logger.info("session %s: %s; starting a branch", session.key, e)
-                    session.branches.insert(0, branch)
-                    branch = await self._new_branch(session, api, shell, history, items)
+                    if await self._io(self._resume_moved, branch, api, shell, items, history):
+                        session.branches.insert(0, branch)
+                    else:
+                        logger.info("session %s: %s; starting a branch", session.key, e)
+                        session.branches.insert(0, branch)
+                        branch = await self._new_branch(session, api, shell, history, items)
                 else:
                     session.branches.insert(0, branch)
             else:
@@ -330,6 +334,29 @@ class Sessions:
         branch.items, branch.head = items, head
         branch.token_sum = None
         return branch, None
+
+    def _resume_moved(
+        self,
+        branch: Branch,
+        api: Api,
+        shell: Conversation,
+        items: list[Any] | None,
+        history: list[Message],
+    ) -> bool:
+        """Resume a stored branch whose history the request continues once the fields
+        clients move are set aside (a proxy restarted in a Claude Code session): log the new
+        messages and map the items; False when the request diverges for real."""
+        logged = [m for _, m in self.store.messages(branch.log.session_id)]
+        wire = logged_items(api, shell, logged, history, items)
+        if wire is None or items is None:
+            return False
+        new = history[len(logged) :]
+        if new:
+            branch.log.append(*new)
+        lead = len(history) - len(items)
+        branch.logged = [*wire, *items[len(wire) :]]
+        branch.item_seq0 = lead + 1  # seqs count the session's history from 1
+        return True
 
     async def _new_branch(
         self,
