@@ -524,7 +524,7 @@ def test_merged_user_message_switches_from_string_to_blocks() -> None:
         (
             {"messages": [{"role": "tool", "content": "x"}]},
             "messages[0].role",
-            "'user' or 'assistant'",
+            "'user', 'assistant' or 'system'",
         ),
         ({"messages": [{"role": "user", "content": 3}]}, "messages[0].content", "got number"),
         (

@@ -182,3 +182,18 @@ async def test_a_restarted_proxy_resumes_the_session_despite_moved_markers() -> 
         session = (await h.status())["sessions"][0]
         assert session["branches"] == 1
         assert session["compactions"] <= 2
+
+
+@pytest.mark.parametrize("steps", [1, 12], ids=["under-budget", "over-budget"])
+async def test_a_history_the_proxy_cannot_read_goes_upstream_as_it_came(steps: int) -> None:
+    body = claude_code_request(steps)
+    body["messages"].insert(1, {"role": "critic", "content": "a role of a future API"})
+    raw = json.dumps(body).encode()
+    async with running(compaction=POLICY) as h:
+        response = await h.client.post(
+            "/v1/messages", content=raw, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 200, response.text
+        assert h.upstream.last.body == raw
+        metrics = (await h.client.get("/metrics")).text
+        assert 'compaction_proxy_invalid_history_total{endpoint="anthropic"} 1' in metrics

@@ -161,7 +161,7 @@ def _decode_messages(raws: Sequence[Any], location: str) -> list[Message]:
 
 
 def _decode_message(raw: Any, location: str) -> Message:
-    _, role = message_role(raw, location, WIRE_ROLES, "'user' or 'assistant'")
+    _, role = message_role(raw, location, WIRE_ROLES, "'user', 'assistant' or 'system'")
     data: dict[str, Any] = {KEYS: tuple(raw)}
     parts: list[Part] = []
     if "content" not in raw:

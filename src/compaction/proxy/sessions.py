@@ -27,9 +27,10 @@ the old branch are not reused by the new one.
 Validation. The proxy judges a transcript by the dialect's rules only when it is about to
 rewrite it (a compaction); a request it forwards untouched is the upstream's to judge, so
 the proxy stays transparent for servers with looser rules. When the client's own history
-breaks a rule, the request goes as it came (a warning, `compaction_proxy_invalid_history_
-total`): the proxy never turns a session the upstream took under budget into a 400 over it,
-and the compactor answers only for the violations it would add.
+breaks a rule, or holds what the proxy cannot decode (a role of a newer API), the request
+goes as it came (a warning naming where, `compaction_proxy_invalid_history_total`): the
+proxy never refuses what the upstream would take, and the compactor answers only for the
+violations it would add.
 
 This module must never see a header other than the session header, nor log message content.
 """
@@ -48,7 +49,12 @@ from starlette.concurrency import run_in_threadpool
 
 from compaction.compactor import CompactionResult, Compactor, Receipt
 from compaction.config import CompactionConfig
-from compaction.exceptions import CompactionError, HistoryDivergedError, LogConflictError
+from compaction.exceptions import (
+    CompactionError,
+    DecodeError,
+    HistoryDivergedError,
+    LogConflictError,
+)
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
@@ -187,6 +193,17 @@ class Sessions:
                 return await self._prepare(session, api, payload, body)
             except ProxyError:
                 raise
+            except DecodeError as e:
+                # Decoding fails before anything is logged. A history the proxy cannot read
+                # (a role of a newer API, …) is the upstream's to judge, as under budget.
+                logger.warning(
+                    "session %s: the proxy cannot read the client's history (%s); "
+                    "forwarding it as it came, uncompacted",
+                    key,
+                    e,
+                )
+                self.metrics.invalid_history[api.name] += 1
+                return Prepared(body, session)
             except Exception:
                 # The in-memory state may be half updated; the store has what was logged.
                 # Forget the session so its next request resumes from the store.
