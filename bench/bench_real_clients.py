@@ -10,7 +10,8 @@ sees: a relay in front of the client's endpoint notes, per request, the time fro
 request's last byte to the response's first. Prints one row per client: version, exit codes,
 sessions and compactions per proxied run, TTFB p50 direct and through the proxy, the added
 p50 against the budget (+20 ms Claude Code, +10 ms the others), and the share of each
-upstream request that repeats the previous one's prefix. Not part of `make bench` (it needs
+upstream request that repeats the previous one's prefix (and the same share of the client's
+own requests, its baseline). Not part of `make bench` (it needs
 the npm clients); nothing here is a test.
 """
 
@@ -39,6 +40,7 @@ def bench_client(name: str, repeats: int) -> dict[str, Any]:
     direct_ttfb: list[float] = []
     proxy_ttfb: list[float] = []
     shares: list[float] = []
+    own: list[float] = []
     exits: set[tuple[Any, Any]] = set()
     sessions: list[int] = []
     compactions: list[int] = []
@@ -69,9 +71,13 @@ def bench_client(name: str, repeats: int) -> dict[str, Any]:
             sessions.append(len(runs))
             compactions += [s["compactions"] for s in runs]
             shares += e2e.identical_prefix_share(client.api, e2e.main_requests(proxied, client))
+            own += e2e.identical_prefix_share(
+                client.api, e2e.main_requests(proxied, client, "client_requests")
+            )
     direct_p50, proxy_p50 = e2e.p50_ms(direct_ttfb), e2e.p50_ms(proxy_ttfb)
     return {
         "client": name,
+        "model": client.model,
         "version": version,
         "exits (direct, proxy)": sorted(exits),
         "sessions per run": sorted(set(sessions)),
@@ -79,10 +85,11 @@ def bench_client(name: str, repeats: int) -> dict[str, Any]:
         "ttfb_p50_ms_direct": round(direct_p50, 1),
         "ttfb_p50_ms_proxy": round(proxy_p50, 1),
         "added_p50_ms": round(proxy_p50 - direct_p50, 1),
-        "budget_ms": BUDGET_MS[name],
-        "ok": proxy_p50 - direct_p50 <= BUDGET_MS[name],
+        "budget_ms": BUDGET_MS[client.name],
+        "ok": proxy_p50 - direct_p50 <= BUDGET_MS[client.name],
         "requests_timed": [len(direct_ttfb), len(proxy_ttfb)],
         "prefix_kept_p50": round(statistics.median(shares), 3) if shares else None,
+        "prefix_kept_p50_client": round(statistics.median(own), 3) if own else None,
     }
 
 
@@ -91,7 +98,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--clients", default=",".join(e2e.CLIENTS))
     options = parser.parse_args()
-    missing = [c for c in e2e.CLIENTS if not (e2e.NODE_DIR / "node_modules/.bin" / c).exists()]
+    bin_dir = e2e.NODE_DIR / "node_modules/.bin"
+    missing = sorted({c.name for c in e2e.CLIENTS.values() if not (bin_dir / c.name).exists()})
     if missing:
         sys.exit(f"{', '.join(missing)} not installed: run `make install-e2e`")
     for name in options.clients.split(","):

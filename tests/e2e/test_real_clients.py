@@ -59,8 +59,10 @@ class Client:
 
 
 CLIENTS = {
-    # claude-sonnet-5: a model Claude Code sends mid-conversation system turns to
+    # claude-sonnet-5: a model Claude Code sends mid-conversation system turns to; with
+    # claude-sonnet-4-5 its reminders are text blocks of the user's turns instead
     "claude": Client("claude", "messages", "/v1/messages", "claude-sonnet-5"),
+    "claude-sonnet-4-5": Client("claude", "messages", "/v1/messages", "claude-sonnet-4-5"),
     "codex": Client("codex", "responses", "/v1/responses", "scripted-model"),
     "opencode": Client("opencode", "chat", "/v1/chat/completions", "scripted-model"),
 }
@@ -199,6 +201,9 @@ def violations(api: str, body: dict[str, Any]) -> list[str]:
     turns = [i for i in items if i.get("role") != "system"]
     if not turns or turns[0].get("role") != "user":
         found.append("the first turn is not the user's")
+    marks = json.dumps([body.get("system"), body.get("tools"), items]).count('"cache_control"')
+    if marks > 4:
+        found.append(f"{marks} cache_control breakpoints; the API takes at most 4")
     for n, item in enumerate(items):
         content = item.get("content")
         if not content:
@@ -255,7 +260,22 @@ def installed() -> Path:
     return bin_dir
 
 
-@pytest.mark.parametrize("name", list(CLIENTS))
+FOLDED_FIRST_MESSAGE = (
+    "without system turns between them, the compactor folds its summary into the user's "
+    "first message (Anthropic alternation, in compactor.py): the user's blocks are kept and "
+    "a summary block is appended, so the message is not verbatim"
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=FOLDED_FIRST_MESSAGE))
+        if name == "claude-sonnet-4-5"
+        else name
+        for name in CLIENTS
+    ],
+)
 def test_real_client_through_the_proxy(
     name: str, installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -300,8 +320,10 @@ def test_real_client_through_the_proxy(
     assert any(len(json.dumps(b)) < len(json.dumps(o)) for b, o in zip(sent, asked, strict=True))
 
     shares = identical_prefix_share(client.api, sent)
+    own = identical_prefix_share(client.api, asked)
     row = {
-        "client": client.name,
+        "client": name,
+        "model": client.model,
         "version": proxied["version"],
         "direct_exit": direct["exit"],
         "proxy_exit": proxied["exit"],
@@ -312,6 +334,7 @@ def test_real_client_through_the_proxy(
         "ttfb_p50_ms_proxy": round(p50_ms(proxied["ttfb"]), 1),
         "prefix_kept_p50": round(statistics.median(shares), 3),
         "prefix_kept_min": round(min(shares), 3),
+        "prefix_kept_p50_client": round(statistics.median(own), 3),
         "netns": netns(),
     }
     report = os.environ.get("COMPACTION_E2E_REPORT")

@@ -36,14 +36,16 @@ def _result(step: int) -> str:
     return "\n".join(lines)
 
 
-def claude_code_request(steps: int) -> dict[str, Any]:
+def claude_code_request(steps: int, *, system_turns: bool = True) -> dict[str, Any]:
     """Request number `steps` of a Claude Code run: the task, a system turn after each user
     turn, `steps` read calls answered; the marker only on the newest message, the newest
-    system turn as blocks (the older ones as strings, as Claude Code re-sends them)."""
+    system turn as blocks (the older ones as strings, as Claude Code re-sends them). Without
+    `system_turns` (models that get none), the marker is on the newest tool result."""
     messages: list[dict[str, Any]] = [
         {"role": "user", "content": [{"type": "text", "text": TASK}]},
-        {"role": "system", "content": REMINDER},
     ]
+    if system_turns:
+        messages.append({"role": "system", "content": REMINDER})
     for i in range(steps):
         messages += [
             {
@@ -63,10 +65,15 @@ def claude_code_request(steps: int) -> dict[str, Any]:
                     {"type": "tool_result", "tool_use_id": f"toolu_{i:02d}", "content": _result(i)}
                 ],
             },
-            {"role": "system", "content": f"<system-reminder>step {i} read</system-reminder>"},
         ]
+        if system_turns:
+            reminder = f"<system-reminder>step {i} read</system-reminder>"
+            messages.append({"role": "system", "content": reminder})
     last = messages[-1]
-    last["content"] = [{"type": "text", "text": last["content"], "cache_control": MARK}]
+    if isinstance(last["content"], str):
+        last["content"] = [{"type": "text", "text": last["content"], "cache_control": MARK}]
+    else:
+        last["content"][-1]["cache_control"] = MARK
     return {
         "model": "claude-sonnet-5",
         "system": SYSTEM,
@@ -120,6 +127,20 @@ async def test_moving_cache_markers_keep_one_session_one_branch_and_reuse_compac
         assert sessions[0]["requests"] == 14
         # each compaction starts from the previous view: a few, not one per request
         assert 1 <= sessions[0]["compactions"] <= 5
+
+
+async def test_markers_of_compacted_messages_do_not_pile_up() -> None:
+    # Without system turns the marker sits on tool results, which the compaction masks or
+    # summarizes: the marker each had when it was the newest must not come back with it.
+    async with running(compaction=POLICY) as h:
+        for steps in range(1, 15):
+            body = claude_code_request(steps, system_turns=False)
+            response = await h.client.post("/v1/messages", json=body)
+            assert response.status_code == 200, response.text
+            sent = h.upstream.last.json()
+            assert _marked(sent) == [len(sent["messages"]) - 1], f"request {steps}"
+            assert json.dumps(sent["messages"]).count("cache_control") == 1
+        assert (await h.status())["sessions"][0]["compactions"] >= 2
 
 
 async def test_the_compacted_prefix_stays_byte_stable_between_requests() -> None:

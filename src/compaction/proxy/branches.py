@@ -16,13 +16,14 @@ This module must never do I/O beyond reading the branch's log in memory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compaction.compactor import Compactor
 from compaction.log import SessionLog
-from compaction.messages import Conversation, Message
-from compaction.proxy.apis import Api, comparable
+from compaction.messages import Conversation, Message, Part
+from compaction.proxy.apis import MOVABLE_KEYS, Api, comparable
 from compaction.store import fingerprint
 
 
@@ -69,7 +70,12 @@ class Branch:
             return view
         out = list(view)
         for index, seq in enumerate(self.log.seqs):
-            k = -1 if seq is None else seq - first
+            if seq is None:
+                # made by a compaction from older messages: their markers were placed for a
+                # request long gone (and the API takes at most four)
+                out[index] = without_moved_fields(out[index])
+                continue
+            k = seq - first
             if 0 <= k < min(len(logged), len(items)) and items[k] != logged[k]:
                 fresh = api.decode_tail(items[: k + 1], k)
                 if fresh is not None and len(fresh) == 1:
@@ -111,3 +117,38 @@ def logged_items(
     if wire is None or len(wire) != len(logged) - lead:
         return None
     return wire if comparable(wire) == comparable(items[: len(wire)]) else None
+
+
+def without_moved_fields(message: Message) -> Message:
+    """`message` without the fields clients move (`MOVABLE_KEYS`) in its replayed wire data,
+    its parts' and its opaque blocks'; the same object when it has none."""
+    parts = tuple(_part_without(p) for p in message.parts)
+    data = _data_without(message.provider_data)
+    same = all(a is b for a, b in zip(parts, message.parts, strict=True))
+    if same and data is message.provider_data:
+        return message
+    return replace(message, parts=parts, provider_data=data)
+
+
+def _part_without(part: Part) -> Part:
+    data = _data_without(part.provider_data)
+    return part if data is part.provider_data else replace(part, provider_data=data)
+
+
+def _data_without(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Replay data (`<dialect>.extra` objects, `<dialect>.opaque` blocks) without the moved
+    fields; the same mapping when it has none."""
+    changed: dict[str, Any] = {}
+    for key, value in data.items():
+        if key.endswith(".extra") and isinstance(value, Mapping) and MOVABLE_KEYS & value.keys():
+            changed[key] = {k: v for k, v in value.items() if k not in MOVABLE_KEYS}
+        elif key.endswith(".opaque") and isinstance(value, tuple | list):
+            blocks = tuple(
+                (at, {k: v for k, v in b.items() if k not in MOVABLE_KEYS})
+                if isinstance(b, Mapping) and MOVABLE_KEYS & b.keys()
+                else (at, b)
+                for at, b in value
+            )
+            if any(new is not old for (_, new), (_, old) in zip(blocks, value, strict=True)):
+                changed[key] = blocks
+    return {**data, **changed} if changed else data
