@@ -26,7 +26,20 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # them would be reused.
 E2E_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-install-e2e: $(VENV)/.installed-e2e
+# The real agents tests/e2e/test_real_clients.py drives through the proxy, from npm, pinned,
+# into a directory of the project's own (ignored by git; about 1.2 GB: native binaries).
+E2E_NODE := .e2e-node
+E2E_CLIENTS := @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 opencode-ai@1.18.33
+
+install-e2e: $(VENV)/.installed-e2e $(E2E_NODE)/.installed
+
+$(E2E_NODE)/.installed: Makefile
+	mkdir -p $(E2E_NODE)
+	test -f $(E2E_NODE)/package.json || echo '{"private": true}' > $(E2E_NODE)/package.json
+	cd $(E2E_NODE) && npm install --no-audit --no-fund --loglevel=error $(E2E_CLIENTS)
+	$(E2E_NODE)/node_modules/.bin/claude --version
+	$(E2E_NODE)/node_modules/.bin/opencode --version
+	touch $@
 
 $(VENV)/.installed-e2e: pyproject.toml | $(VENV)/.installed
 	CMAKE_ARGS="$(E2E_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet --no-cache-dir \
@@ -71,4 +84,4 @@ $(VENV)/.installed-bench: pyproject.toml | $(VENV)/.installed
 	touch $@
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(E2E_NODE) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

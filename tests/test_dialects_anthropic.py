@@ -524,7 +524,7 @@ def test_merged_user_message_switches_from_string_to_blocks() -> None:
         (
             {"messages": [{"role": "tool", "content": "x"}]},
             "messages[0].role",
-            "'user' or 'assistant'",
+            "'user', 'assistant' or 'system'",
         ),
         ({"messages": [{"role": "user", "content": 3}]}, "messages[0].content", "got number"),
         (
@@ -683,16 +683,45 @@ def test_tool_result_two_messages_late_is_an_orphan() -> None:
     assert wire_rules(messages) == [(1, "unanswered_tool_use"), (4, "orphan_tool_result")]
 
 
-def test_system_message_inside_messages() -> None:
+def test_a_system_turn_inside_messages_is_allowed() -> None:
+    # the API's mid-conversation system messages, as Claude Code sends them
     messages = [
         {"role": "user", "content": "a"},
         {"role": "system", "content": "new rules"},
         {"role": "assistant", "content": "b"},
+        {"role": "system", "content": "more rules"},
+        {"role": "user", "content": "c"},
     ]
-    assert wire_rules(messages) == [(1, "system_in_messages")]
+    assert wire_rules(messages) == []
 
 
-def test_a_system_message_after_the_start_stays_in_messages_and_is_reported() -> None:
+def test_a_system_turn_is_a_turn_of_its_own_between_two_of_one_role() -> None:
+    # what a compaction leaves when it summarizes the spans either side of a system turn
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "system", "content": "new rules"},
+        {"role": "user", "content": "b"},
+        {"role": "user", "content": "c"},
+    ]
+    assert wire_rules(messages) == [(3, "consecutive_roles")]
+
+
+def test_a_system_turn_between_a_tool_use_and_its_result_breaks_the_pair() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [USE]},
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": [RESULT]},
+    ]
+    assert wire_rules(messages) == [(1, "unanswered_tool_use"), (3, "orphan_tool_result")]
+
+
+def test_an_empty_system_turn_is_reported() -> None:
+    messages = [{"role": "user", "content": "a"}, {"role": "system", "content": " "}]
+    assert wire_rules(messages) == [(1, "empty_content")]
+
+
+def test_a_system_message_after_the_start_stays_in_messages() -> None:
     conversation = Conversation(
         (
             Message.text_message("system", "rules", pinned=True),
@@ -704,8 +733,27 @@ def test_a_system_message_after_the_start_stays_in_messages_and_is_reported() ->
     encoded = ANTHROPIC.encode(conversation)
     assert encoded["system"] == "rules"
     assert [m["role"] for m in encoded["messages"]] == ["user", "system", "assistant"]
-    # indices are wire positions in `messages`: the top-level system is not counted
-    assert rules(conversation) == [(1, "system_in_messages")]
+    assert rules(conversation) == []
+
+
+def test_system_turns_inside_messages_decode_pinned_and_round_trip_in_place() -> None:
+    marked = {"type": "text", "text": "first", "cache_control": {"type": "ephemeral"}}
+    request = {
+        "model": "claude-sonnet-5",
+        "messages": [
+            {"role": "system", "content": [marked]},
+            {"role": "user", "content": "a"},
+            {"role": "system", "content": "late"},
+        ],
+    }
+    conversation = ANTHROPIC.decode(request)
+    assert [(m.role, m.pinned) for m in conversation.messages] == [
+        ("system", True),
+        ("user", False),
+        ("system", True),
+    ]
+    assert ANTHROPIC.encode(conversation) == request
+    assert "system" not in ANTHROPIC.encode(conversation)
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,11 @@ check the transcript against Anthropic's rules.
 
 The top-level `system` becomes a leading pinned `Message(role="system")`; encode puts every
 leading system message back into top-level `system` (a string when there is one plain text,
-text blocks otherwise, or the form the request used). A user message keeps role `user` even
-when it carries `tool_result` blocks; text and results stay in one message, in order.
+text blocks otherwise, or the form the request used). A system turn inside `messages` (the
+API's mid-conversation system messages, which Claude Code sends) decodes to a pinned system
+message in place and encodes back in place, even at the start. A user message keeps role
+`user` even when it carries `tool_result` blocks; text and results stay in one message, in
+order.
 
 Lossless replay. Wire details the conversation model does not express are kept in the
 `provider_data` of the message, part or conversation they came from, under keys prefixed
@@ -87,7 +90,7 @@ INPUT: Final = "anthropic.input"
 ARGUMENTS: Final = "anthropic.arguments"
 FORM: Final = "anthropic.form"
 
-# `system` inside `messages` is representable (and reported by validate), so decode keeps it.
+# `system` inside `messages`: a mid-conversation system turn, kept where it is.
 WIRE_ROLES: Final[Mapping[str, Role]] = {
     "user": "user",
     "assistant": "assistant",
@@ -158,7 +161,7 @@ def _decode_messages(raws: Sequence[Any], location: str) -> list[Message]:
 
 
 def _decode_message(raw: Any, location: str) -> Message:
-    _, role = message_role(raw, location, WIRE_ROLES, "'user' or 'assistant'")
+    _, role = message_role(raw, location, WIRE_ROLES, "'user', 'assistant' or 'system'")
     data: dict[str, Any] = {KEYS: tuple(raw)}
     parts: list[Part] = []
     if "content" not in raw:
@@ -325,7 +328,11 @@ def _decode_tool_result(raw: dict[str, Any], location: str) -> ToolResultPart:
 def _encode_request(conversation: Conversation) -> Any:
     messages = conversation.messages
     lead = 0
-    while lead < len(messages) and messages[lead].role == "system":
+    while (
+        lead < len(messages)
+        and messages[lead].role == "system"
+        and KEYS not in messages[lead].provider_data  # decoded from `messages`: stays there
+    ):
         lead += 1
     wire = _encode_messages(messages[lead:])
     if conversation.dialect != "anthropic":
@@ -507,27 +514,24 @@ def _validate_wire(messages: Sequence[dict[str, Any]]) -> list[Violation]:
     prev_role: Any = None
     prev_calls: list[Any] = []
     prev_index = 0
+    turns = 0  # user and assistant messages so far: system turns do not take part
     for i, message in enumerate(messages):
         role = message.get("role")
         content = message.get("content")
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         if role == "system":
-            found.append(
-                Violation(
-                    i,
-                    "system_in_messages",
-                    "a system message inside `messages`; Anthropic takes the system prompt "
-                    "only in the top-level `system` field",
-                )
-            )
-        if i == 0 and role != "user":
-            found.append(Violation(0, "first_not_user", f"the first message is {role}, not user"))
-        if i > 0 and role == prev_role:
+            _check_system_turn(i, content, prev_calls, prev_index, found)
+            prev_calls, prev_role = [], role
+            continue
+        if turns == 0 and role != "user":
+            found.append(Violation(i, "first_not_user", f"the first message is {role}, not user"))
+        turns += 1
+        if prev_role is not None and role == prev_role:
             found.append(
                 Violation(
                     i,
                     "consecutive_roles",
-                    f"messages {i - 1} and {i} are both {role}; roles must alternate",
+                    f"messages {prev_index} and {i} are both {role}; roles must alternate",
                 )
             )
         _check_empty(i, content, found)
@@ -605,6 +609,25 @@ def _validate_wire(messages: Sequence[dict[str, Any]]) -> list[Violation]:
         )
     found.sort(key=lambda v: -1 if v.index is None else v.index)
     return found
+
+
+def _check_system_turn(
+    i: int, content: Any, prev_calls: list[Any], prev_index: int, found: list[Violation]
+) -> None:
+    """A system turn inside `messages` (the API's mid-conversation system messages, which
+    Claude Code sends): allowed anywhere but between a tool_use and its tool_result; a turn
+    of its own, so the messages either side of it may have one role (the API folds
+    consecutive turns of a role anyway)."""
+    if prev_calls:
+        found.append(
+            Violation(
+                prev_index,
+                "unanswered_tool_use",
+                f"tool_use {', '.join(map(repr, prev_calls))} not answered by a tool_result "
+                f"in the next message ({i} is a system turn)",
+            )
+        )
+    _check_empty(i, content, found)
 
 
 def _check_empty(i: int, content: Any, found: list[Violation]) -> None:

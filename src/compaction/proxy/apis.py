@@ -27,6 +27,9 @@ from compaction.proxy.errors import ApiName
 
 _LOCATION = re.compile(r"^(messages|input)\[(\d+)\]")
 _COMPACT_JSON: Final = (",", ":")
+# Fields a client moves between requests without changing what the model reads: Claude Code
+# puts its one `cache_control` breakpoint on the newest message each time.
+MOVABLE_KEYS: Final = frozenset({"cache_control"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +129,7 @@ class Api:
                     first_user = item
                     break
         seed = json.dumps(
-            [self.name, payload.get("model"), system, first_user],
+            [self.name, payload.get("model"), comparable(system), comparable(first_user)],
             sort_keys=True,
             ensure_ascii=False,
             separators=_COMPACT_JSON,
@@ -150,6 +153,28 @@ ANTHROPIC_MESSAGES: Final = Api(
     "anthropic", "/v1/messages", "messages", "system", "anthropic", True, ("max_tokens",)
 )
 APIS: Final = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES)
+
+
+def comparable(value: Any) -> Any:
+    """A history item (or a head field) as two requests of one conversation send it alike:
+    without the fields clients move (`MOVABLE_KEYS`), and with content that is one plain text
+    block written as that text (Claude Code sends its newest system turn as a marked block,
+    and the same turn as a string once the marker has moved on)."""
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: comparable(v) for k, v in value.items() if k not in MOVABLE_KEYS}
+    content = out.get("content")
+    if (
+        isinstance(content, list)
+        and len(content) == 1
+        and isinstance(content[0], dict)
+        and content[0].keys() == {"type", "text"}
+        and content[0]["type"] == "text"
+    ):
+        out["content"] = content[0]["text"]
+    return out
 
 
 def dumps(body: Any) -> bytes:

@@ -44,6 +44,7 @@ class Metrics:
         self.tokens_before = 0
         self.tokens_after = 0
         self.overflow_retries: Counter[str] = Counter()
+        self.invalid_history: Counter[str] = Counter()
         self.upstream_errors: Counter[str] = Counter()
         self.upstream_latency: dict[str, Histogram] = {}
 
@@ -88,6 +89,13 @@ class Metrics:
         )
         for endpoint, n in sorted(self.overflow_retries.items()):
             out.append(f'compaction_proxy_overflow_retries_total{{endpoint="{endpoint}"}} {n}')
+        family(
+            "compaction_proxy_invalid_history_total",
+            "counter",
+            "Over-budget requests forwarded as they came: the client's history broke a rule.",
+        )
+        for endpoint, n in sorted(self.invalid_history.items()):
+            out.append(f'compaction_proxy_invalid_history_total{{endpoint="{endpoint}"}} {n}')
         family("compaction_proxy_upstream_errors_total", "counter", "Upstream failures by kind.")
         for kind, n in sorted(self.upstream_errors.items()):
             out.append(f'compaction_proxy_upstream_errors_total{{kind="{kind}"}} {n}')

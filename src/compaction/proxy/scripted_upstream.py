@@ -23,7 +23,10 @@ text chunk (so a buffering proxy shows in the time to first byte) and, unstreame
 them; `stream_error_after` ends a 200 stream with the API's error event after that many text
 chunks; `reply_words` pads the reply with that many more words (more chunks); `validate`
 (on by default) answers a transcript the dialect validators reject with a 400, as the real
-APIs do.
+APIs do; `trail` (on by default) plays a real agent's model through a trail of files
+(`compaction.proxy.scripted_trail`): a request whose latest item starts or continues a trail
+is answered with a call of the client's own read or shell tool, the trail's end with its
+answer, in the API's tool-call shape, streamed or whole.
 
 This module must never reach anything beyond its own socket, never answer with anything but a
 function of the request and the settings, and never be mistaken for a model: it understands
@@ -49,6 +52,7 @@ from starlette.routing import Route
 
 from compaction.dialects import ANTHROPIC, DIALECTS, OPENAI, Dialect
 from compaction.exceptions import CompactionError
+from compaction.proxy.scripted_trail import ToolCall, next_move
 from compaction.tokens import TokenCounter, count_conversation, counter_for_model
 
 Api = Literal["chat", "responses", "messages"]
@@ -71,6 +75,7 @@ class UpstreamSettings:
     stream_error_after: int | None = None
     reply_words: int = 0
     validate: bool = True
+    trail: bool = True
     max_records: int = 10_000
 
     def update(self, changes: Mapping[str, Any]) -> None:
@@ -79,9 +84,9 @@ class UpstreamSettings:
         for key, value in changes.items():
             if key not in known:
                 raise ValueError(f"unknown setting {key!r}; expected one of: {', '.join(known)}")
-            if key == "validate":
+            if key in {"validate", "trail"}:
                 if not isinstance(value, bool):
-                    raise ValueError("validate must be true or false")
+                    raise ValueError(f"{key} must be true or false")
             elif key in {"context_tokens", "stream_error_after"}:
                 if value is not None and (not isinstance(value, int) or value < 0):
                     raise ValueError(f"{key} must be a non-negative integer or null")
@@ -453,7 +458,168 @@ def anthropic_events(
     yield event("message_stop")
 
 
+# -- replies that call a tool (the trail, `compaction.proxy.scripted_trail`) -------------------
+
+
+def _call_id(measure: Measure, prefix: str) -> str:
+    return f"{prefix}{measure.body_digest[:24]}"
+
+
+def chat_call_completion(
+    body: Mapping[str, Any], measure: Measure, call: ToolCall
+) -> dict[str, Any]:
+    reply_id, _ = _ids(measure)
+    tool_call = {
+        "id": _call_id(measure, "call_"),
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments_json},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [tool_call], "refusal": None}
+    return {
+        "id": f"chatcmpl-{reply_id}",
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": str(body.get("model") or DEFAULT_MODEL),
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}
+        ],
+        "usage": _chat_usage(measure, 1),
+        "system_fingerprint": "scripted",
+    }
+
+
+def chat_call_events(
+    body: Mapping[str, Any], measure: Measure, call: ToolCall
+) -> Iterator[bytes | None]:
+    reply_id, _ = _ids(measure)
+    base = {
+        "id": f"chatcmpl-{reply_id}",
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": str(body.get("model") or DEFAULT_MODEL),
+        "system_fingerprint": "scripted",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return sse({**base, "choices": [choice]})
+
+    yield chunk({"role": "assistant", "content": None}, None)
+    yield None
+    opened = {
+        "index": 0,
+        "id": _call_id(measure, "call_"),
+        "type": "function",
+        "function": {"name": call.name, "arguments": ""},
+    }
+    yield chunk({"tool_calls": [opened]}, None)
+    arguments = {"index": 0, "function": {"arguments": call.arguments_json}}
+    yield chunk({"tool_calls": [arguments]}, None)
+    yield chunk({}, "tool_calls")
+    options = body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        yield sse({**base, "choices": [], "usage": _chat_usage(measure, 1)})
+    yield sse("[DONE]")
+
+
+def _function_call_item(measure: Measure, call: ToolCall, done: bool) -> dict[str, Any]:
+    _, item_id = _ids(measure)
+    return {
+        "type": "function_call",
+        "id": f"fc_{item_id}",
+        "call_id": _call_id(measure, "call_"),
+        "name": call.name,
+        "arguments": call.arguments_json if done else "",
+        "status": "completed" if done else "in_progress",
+    }
+
+
+def responses_call_object(
+    body: Mapping[str, Any], measure: Measure, call: ToolCall | None
+) -> dict[str, Any]:
+    """A Responses `response` whose output is one function call (in progress when None)."""
+    response = response_object(body, measure, None)
+    if call is None:
+        return response
+    return {
+        **response,
+        "status": "completed",
+        "output": [_function_call_item(measure, call, True)],
+        "usage": _responses_usage(measure, 1),
+    }
+
+
+def responses_call_events(
+    body: Mapping[str, Any], measure: Measure, call: ToolCall
+) -> Iterator[bytes | None]:
+    sequence = iter(range(1_000_000))
+
+    def event(kind: str, **data: Any) -> bytes:
+        return sse({"type": kind, "sequence_number": next(sequence), **data}, kind)
+
+    item = _function_call_item(measure, call, False)
+    yield event("response.created", response=responses_call_object(body, measure, None))
+    yield event("response.in_progress", response=responses_call_object(body, measure, None))
+    yield None
+    yield event("response.output_item.added", output_index=0, item=item)
+    where = {"item_id": item["id"], "output_index": 0}
+    yield event("response.function_call_arguments.delta", **where, delta=call.arguments_json)
+    yield event("response.function_call_arguments.done", **where, arguments=call.arguments_json)
+    yield event(
+        "response.output_item.done", output_index=0, item=_function_call_item(measure, call, True)
+    )
+    yield event("response.completed", response=responses_call_object(body, measure, call))
+
+
+def anthropic_call_message(
+    body: Mapping[str, Any], measure: Measure, call: ToolCall
+) -> dict[str, Any]:
+    block = {
+        "type": "tool_use",
+        "id": _call_id(measure, "toolu_"),
+        "name": call.name,
+        "input": call.arguments,
+    }
+    return {
+        **anthropic_message(body, measure, None),
+        "content": [block],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": measure.tokens, "output_tokens": 1},
+    }
+
+
+def anthropic_call_events(
+    body: Mapping[str, Any], measure: Measure, call: ToolCall
+) -> Iterator[bytes | None]:
+    def event(kind: str, **data: Any) -> bytes:
+        return sse({"type": kind, **data}, kind)
+
+    block = {"type": "tool_use", "id": _call_id(measure, "toolu_"), "name": call.name, "input": {}}
+    yield event("message_start", message=anthropic_message(body, measure, None))
+    yield None
+    yield event("content_block_start", index=0, content_block=block)
+    delta = {"type": "input_json_delta", "partial_json": call.arguments_json}
+    yield event("content_block_delta", index=0, delta=delta)
+    yield event("content_block_stop", index=0)
+    yield event(
+        "message_delta",
+        delta={"stop_reason": "tool_use", "stop_sequence": None},
+        usage={"output_tokens": 1},
+    )
+    yield event("message_stop")
+
+
 _EVENTS: Final = {"chat": chat_events, "responses": responses_events, "messages": anthropic_events}
+_CALL_EVENTS: Final = {
+    "chat": chat_call_events,
+    "responses": responses_call_events,
+    "messages": anthropic_call_events,
+}
+_WHOLE_CALL: Final = {
+    "chat": chat_call_completion,
+    "responses": responses_call_object,
+    "messages": anthropic_call_message,
+}
 _WHOLE: Final = {
     "chat": chat_completion,
     "responses": response_object,
@@ -528,7 +694,13 @@ class ScriptedUpstream:
         limit = settings.context_tokens
         if limit is not None and measure.tokens > limit:
             return JSONResponse(context_length_error(api, measure.tokens, limit), 400)
-        text = reply_text(measure, reply_words=settings.reply_words)
+        move = next_move(api, body) if settings.trail else None
+        if move is not None and move.call is not None:
+            return await self._call(api, body, measure, move.call)
+        if move is not None and move.text is not None:
+            text = move.text
+        else:
+            text = reply_text(measure, reply_words=settings.reply_words)
         chunks = text_chunks(text)
         delay = settings.delay_ms / 1000
         if not body.get("stream"):
@@ -538,6 +710,21 @@ class ScriptedUpstream:
         events = _EVENTS[api](body, measure, chunks, settings.stream_error_after)
         return StreamingResponse(
             _paced(events, delay),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    async def _call(
+        self, api: Api, body: Mapping[str, Any], measure: Measure, call: ToolCall
+    ) -> Response:
+        """A reply that calls one tool (the trail's next read), streamed or whole."""
+        delay = self.settings.delay_ms / 1000
+        if not body.get("stream"):
+            if delay:
+                await asyncio.sleep(delay)
+            return JSONResponse(_WHOLE_CALL[api](body, measure, call))
+        return StreamingResponse(
+            _paced(_CALL_EVENTS[api](body, measure, call), delay),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -638,6 +825,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--no-validate", action="store_true", help="accept transcripts the validators reject"
     )
+    parser.add_argument(
+        "--no-trail", action="store_true", help="never play the trail: always the text reply"
+    )
     parser.add_argument("--max-records", type=int, default=10_000, help="requests kept")
     args = parser.parse_args(argv)
     settings = UpstreamSettings(
@@ -646,6 +836,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         stream_error_after=args.stream_error_after,
         reply_words=args.reply_words,
         validate=not args.no_validate,
+        trail=not args.no_trail,
         max_records=args.max_records,
     )
     # Counting must never download a tokenizer: this server is for offline tests.

@@ -1,32 +1,36 @@
-"""Sessions: which conversation a request belongs to, what of it is new, and whether (and
-how) to compact it before it goes upstream.
+"""Sessions: what of a request is new, and whether (and how) to compact it before it goes
+upstream. The pieces it composes live beside it:
 
-Identity. A request names its session with an `X-Compaction-Session` header; without one,
-the session is a hash of the API, the model, the system prompt and the first user message
-(`Api.session_seed`). Each session has its own `asyncio.Lock`, its own `SessionLog` (the
-store's append-only log and the model-visible view) and its own `Compactor` (whose
-anti-thrash memory and summarizer circuit breaker are per conversation); only the token
-counters are shared, one per model, and they are thread-safe. Concurrent sessions never
-share anything else.
+    identity.py   which session a request belongs to (the header, else a hash)
+    branches.py   which line of the session's history a request extends, and the view as
+                  the client sends it now
+    policy.py     how hard to compact after the upstream refused a request as too long
 
-The next request of a session re-sends the whole history plus a turn. Its history items are
-compared with the previous request's (one C-level comparison of the parsed JSON); when they
-extend them, only the new items are decoded, logged and counted, and the view's older
-messages keep their identity, so the per-message token cache answers for them. Once a
-session has compacted, each request is forwarded as its fields (model, tools, stream, …)
-around the log's view, which holds the earlier summaries: the summarize strategy is anchored
-on the previous summary, so each compaction pays only for the newly dropped span. Until a
-session first compacts, its requests go upstream byte for byte as they came.
+Each session has its own `asyncio.Lock`, its own branches, each with a `SessionLog` (the
+store's append-only log and the model-visible view) and a `Compactor` (whose anti-thrash
+memory and summarizer circuit breaker are per conversation); only the token counters are
+shared, one per model, and they are thread-safe. Concurrent sessions never share anything
+else.
 
-Branches. When a request does not extend the logged history (the client edited, rewound, or
-retried with different content; or two conversations share a hash), it starts a fresh
-branch: a new log (`<session>.<random>`, `meta.branch_of` naming the session) seeded with the
-request's whole history. Later requests go to whichever branch they extend. Compactions of
+The next request of a session re-sends the whole history plus a turn. When it extends a
+branch, only the new items are decoded, logged and counted, and the view's older messages
+keep their identity, so the per-message token cache answers for them. Once a session has
+compacted, each request is forwarded as its fields (model, tools, stream, …) around the
+log's view, which holds the earlier summaries: the summarize strategy is anchored on the
+previous summary, so each compaction pays only for the newly dropped span. Until a session
+first compacts, its requests go upstream byte for byte as they came. When a request extends
+no branch (the client edited, rewound, or retried with different content; or two
+conversations share a hash), it starts a fresh one: a new log (`<session>.<random>`,
+`meta.branch_of` naming the session) seeded with the request's whole history. Compactions of
 the old branch are not reused by the new one.
 
 Validation. The proxy judges a transcript by the dialect's rules only when it is about to
 rewrite it (a compaction); a request it forwards untouched is the upstream's to judge, so
-the proxy stays transparent for servers with looser rules.
+the proxy stays transparent for servers with looser rules. When the client's own history
+breaks a rule, or holds what the proxy cannot decode (a role of a newer API), the request
+goes as it came (a warning naming where, `compaction_proxy_invalid_history_total`): the
+proxy never refuses what the upstream would take, and the compactor answers only for the
+violations it would add.
 
 This module must never see a header other than the session header, nor log message content.
 """
@@ -36,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import re
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -46,51 +49,30 @@ from starlette.concurrency import run_in_threadpool
 
 from compaction.compactor import CompactionResult, Compactor, Receipt
 from compaction.config import CompactionConfig
-from compaction.exceptions import CompactionError, HistoryDivergedError, LogConflictError
+from compaction.exceptions import (
+    CompactionError,
+    DecodeError,
+    HistoryDivergedError,
+    LogConflictError,
+)
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
 from compaction.proxy.apis import Api, dumps
+from compaction.proxy.branches import Branch, logged_items, map_items
 from compaction.proxy.errors import ProxyError, StatedWindow
+from compaction.proxy.identity import SESSION_HEADER, session_key
 from compaction.proxy.metrics import Metrics
+from compaction.proxy.policy import overflow_target
 from compaction.proxy.tenants import NO_KEY, scoped
 from compaction.proxy.work import Offload
 from compaction.store import SessionStore
 from compaction.tokens import ConversationCounter
 from compaction.triggers import token_limit
 
+__all__ = ["SESSION_HEADER", "Prepared", "Session", "Sessions", "Stats", "overflow_target"]
+
 logger = logging.getLogger("compaction.proxy")
-
-SESSION_HEADER = "x-compaction-session"
-_HEADER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
-# A compaction forced by an upstream context-length error aims at this share of the tokens
-# that did not fit, or lower: at the window the error states, less the reply's tokens and
-# this share of the rest, for tokenizers that count more than ours.
-OVERFLOW_TARGET = 0.5
-OVERFLOW_MARGIN = 0.1
-
-
-@dataclass
-class Branch:
-    """One line of history of a session: its log, its compactor, and the wire items of the
-    last request it took (what the next request is compared with)."""
-
-    log: SessionLog
-    compactor: Compactor
-    items: list[Any] | None = None
-    head: Any = None
-    raw_tools: Any = None
-    tools: tuple[Any, ...] = ()
-    rewritten: bool = False
-    # The tokens of the view's messages (framing included, tools and reply priming not),
-    # kept up to date as messages are appended so a request costs only its new messages.
-    token_sum: int | None = None
-
-    def extended_by(self, items: list[Any] | None, head: Any) -> bool:
-        if self.items is None or items is None or head != self.head:
-            return False
-        n = len(self.items)
-        return len(items) >= n and items[:n] == self.items
 
 
 @dataclass
@@ -176,16 +158,7 @@ class Sessions:
     # -- identity --------------------------------------------------------------------------
 
     def key_for(self, api: Api, payload: dict[str, Any], header: str | None) -> str:
-        if header is None:
-            return api.session_seed(payload)
-        header = header.strip()
-        if not _HEADER_ID.match(header):
-            raise ProxyError(
-                400,
-                f"invalid {SESSION_HEADER} header: use 1 to 100 letters, digits, '.', '_', "
-                "':' or '-', starting with a letter or digit",
-            )
-        return header
+        return session_key(api, payload, header)
 
     def _session(self, key: str, api: Api) -> Session:
         session = self._sessions.get(key)
@@ -233,6 +206,17 @@ class Sessions:
                 return await self._prepare(session, api, payload, body, large)
             except ProxyError:
                 raise
+            except DecodeError as e:
+                # Decoding fails before anything is logged. A history the proxy cannot read
+                # (a role of a newer API, …) is the upstream's to judge, as under budget.
+                logger.warning(
+                    "session %s: the proxy cannot read the client's history (%s); "
+                    "forwarding it as it came, uncompacted",
+                    key,
+                    e,
+                )
+                self.metrics.invalid_history[api.name] += 1
+                return Prepared(body, session)
             except Exception:
                 # The in-memory state may be half updated; the store has what was logged.
                 # Forget the session so its next request resumes from the store.
@@ -265,21 +249,27 @@ class Sessions:
             compact, violations = await self.offload.run(large, judged)
             if compact:
                 if violations:
-                    more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
-                    raise ProxyError(
-                        400,
-                        f"invalid {api.name} transcript: "
-                        + "; ".join(str(v) for v in violations[:3])
-                        + more,
-                        param=api.items_key,
+                    # The client's own history breaks a rule: the upstream took it under
+                    # budget and is the judge of it; a compaction could only be blamed.
+                    logger.warning(
+                        "session %s: the client's history breaks %d %s rule(s) (first: %s); "
+                        "forwarding it as it came, uncompacted",
+                        session.key,
+                        len(violations),
+                        api.name,
+                        violations[0],
                     )
+                    self.metrics.invalid_history[api.name] += 1
+                    session.stats.last_tokens_after = tokens
+                    return Prepared(body, session, tokens=tokens)
                 result = await self._compact(session, branch, shell, api)
                 if result is not None:
                     prepared.compaction = result.receipt
         if branch.rewritten:
 
             def rewritten() -> tuple[bytes, int]:
-                return dumps(api.encode(shell, branch.log.messages)), self._tokens(branch, shell, 0)
+                view = branch.as_sent(api, branch.items)
+                return dumps(api.encode(shell, view)), self._tokens(branch, shell, 0)
 
             prepared.body, prepared.tokens = await self.offload.run(large, rewritten)
             prepared.rewritten = True
@@ -307,7 +297,8 @@ class Sessions:
                 return None
             messages = branch.log.messages
             encoded = await self.offload.run(
-                self.offload.large(len(prepared.body)), lambda: dumps(api.encode(shell, messages))
+                self.offload.large(len(prepared.body)),
+                lambda: dumps(api.encode(shell, branch.as_sent(api, branch.items))),
             )
             return replace(
                 prepared,
@@ -355,15 +346,19 @@ class Sessions:
         for i, branch in enumerate(session.branches):
             if branch.extended_by(items, head):
                 assert branch.items is not None and items is not None
-                tail = await run(api.decode_tail, items, len(branch.items))
+                n = len(branch.items)
+                tail = await run(api.decode_tail, items, n)
                 if tail is None:
                     decoded = await run(lambda: list(api.decode(payload).messages))
                     added = await run(branch.log.sync, decoded)
+                    branch.logged = None
                 else:
                     added = len(tail)
                     if tail:
                         await run(branch.log.append, *tail)
-                branch.items = items
+                    if branch.logged is not None:
+                        branch.logged.extend(items[n:])
+                branch.items, branch.head = items, head
                 if i:
                     session.branches.insert(0, session.branches.pop(i))
                 return branch, added
@@ -373,23 +368,51 @@ class Sessions:
             if branch.log.messages or branch.rewritten:
                 try:
                     await run(lambda: branch.log.sync(history, verify=True))
+                    map_items(branch, api, items, history, list(range(1, len(history) + 1)))
                 except HistoryDivergedError as e:
-                    logger.info("session %s: %s; starting a branch", session.key, e)
-                    session.branches.insert(0, branch)
-                    branch = await self._new_branch(session, api, shell, history, large)
+                    if await run(self._resume_moved, branch, api, shell, items, history):
+                        session.branches.insert(0, branch)
+                    else:
+                        logger.info("session %s: %s; starting a branch", session.key, e)
+                        session.branches.insert(0, branch)
+                        branch = await self._new_branch(session, api, shell, history, items, large)
                 else:
                     session.branches.insert(0, branch)
             else:
-                await run(branch.log.append, *history)
+                seqs = await run(branch.log.append, *history)
+                map_items(branch, api, items, history, seqs)
                 session.branches.insert(0, branch)
         else:
             logger.info("session %s: the history does not extend a logged one", session.key)
-            branch = await self._new_branch(session, api, shell, history, large)
+            branch = await self._new_branch(session, api, shell, history, items, large)
         session.branches.remove(branch)
         session.branches.insert(0, branch)
         branch.items, branch.head = items, head
         branch.token_sum = None
         return branch, None
+
+    def _resume_moved(
+        self,
+        branch: Branch,
+        api: Api,
+        shell: Conversation,
+        items: list[Any] | None,
+        history: list[Message],
+    ) -> bool:
+        """Resume a stored branch whose history the request continues once the fields
+        clients move are set aside (a proxy restarted in a Claude Code session): log the new
+        messages and map the items; False when the request diverges for real."""
+        logged = [m for _, m in self.store.messages(branch.log.session_id)]
+        wire = logged_items(api, shell, logged, history, items)
+        if wire is None or items is None:
+            return False
+        new = history[len(logged) :]
+        if new:
+            branch.log.append(*new)
+        lead = len(history) - len(items)
+        branch.logged = [*wire, *items[len(wire) :]]
+        branch.item_seq0 = lead + 1  # seqs count the session's history from 1
+        return True
 
     async def _new_branch(
         self,
@@ -397,11 +420,13 @@ class Sessions:
         api: Api,
         shell: Conversation,
         history: list[Message],
+        items: list[Any] | None,
         large: bool = False,
     ) -> Branch:
         branch_id = f"{session.key}.{secrets.token_hex(4)}"
         branch = await self._open(session, api, shell, branch_id, branch_of=session.key)
-        await self.offload.run(large, branch.log.append, *history)
+        seqs = await self.offload.run(large, branch.log.append, *history)
+        map_items(branch, api, items, history, seqs)
         session.branches.insert(0, branch)
         return branch
 
@@ -520,24 +545,6 @@ class Sessions:
         session.stats.tokens_after += receipt.tokens_after
         self.metrics.compacted(api.name, receipt.tokens_before, receipt.tokens_after)
         return result
-
-
-def overflow_target(sent: int, stated: StatedWindow | None, max_output: int) -> int | None:
-    """The tokens (our count) to compact to after the upstream refused `sent` tokens as too
-    long: half of them, or fewer when the error states a window, which must hold the prompt
-    and the reply's `max_output` tokens with a margin. When the error also states the
-    prompt's size and it is more than `sent`, the upstream's tokenizer counts more than ours,
-    and the window is scaled down to our count. None when the reply alone fills the window:
-    no compaction can make that request fit."""
-    target = int(sent * OVERFLOW_TARGET)
-    if stated is not None:
-        room = stated.window - max_output
-        if room <= 0:
-            return None
-        if stated.prompt_tokens is not None and stated.prompt_tokens > sent:
-            room = room * sent // stated.prompt_tokens
-        target = min(target, int(room * (1 - OVERFLOW_MARGIN)))
-    return max(1, target)
 
 
 def _fields(shell: Conversation) -> dict[str, Any]:
