@@ -389,8 +389,19 @@ class Compactor:
             groups=groups,
         )
         live = live_exchange(messages, groups)
+        anchored = set(
+            shape.anchor_after_first_user(messages, groups, protected, conversation.dialect)
+        )
         slots = [
-            Slot(m, origin, counts[i], i in protected, i >= recent_start, i in live)
+            Slot(
+                m,
+                origin,
+                counts[i],
+                i in protected,
+                i >= recent_start,
+                i in live,
+                anchored=i in anchored,
+            )
             for i, (m, origin) in enumerate(unfolded)
         ]
         overhead = total - sum(counts)

@@ -19,6 +19,7 @@ from textwrap import dedent
 import pytest
 
 from compaction import OPENAI
+from compaction.compactor import new_violations
 from compaction.log import SessionLog
 from compaction.messages import Conversation
 from compaction.store import open_store
@@ -94,8 +95,11 @@ def test_run_with_a_tool_through_a_compaction_then_resume(
     log = SessionLog.open(store, session_id, create=False)
     assert store.compactions(session_id)
     view = Conversation(log.messages, model=tools_server.model)
-    assert OPENAI.validate(OPENAI.decode(OPENAI.encode(view))) == []
     originals = store.messages(session_id)
+    # Compaction adds no violation: what the tiny model itself wrote (a call whose arguments
+    # are not JSON) is logged as it came, and is no compaction's doing.
+    logged = Conversation(tuple(m for _, m in originals), model=tools_server.model)
+    assert new_violations(logged, OPENAI.decode(OPENAI.encode(view))) == []
     assert len(originals) >= 4  # system, task, the tool call, its result: nothing deleted
     # The tool's output was compacted away, yet its one interesting line is recallable.
     hits = log.recall("AX-5521")

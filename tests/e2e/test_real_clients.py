@@ -260,22 +260,7 @@ def installed() -> Path:
     return bin_dir
 
 
-FOLDED_FIRST_MESSAGE = (
-    "without system turns between them, the compactor folds its summary into the user's "
-    "first message (Anthropic alternation, in compactor.py): the user's blocks are kept and "
-    "a summary block is appended, so the message is not verbatim"
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=FOLDED_FIRST_MESSAGE))
-        if name == "claude-sonnet-4-5"
-        else name
-        for name in CLIENTS
-    ],
-)
+@pytest.mark.parametrize("name", list(CLIENTS))
 def test_real_client_through_the_proxy(
     name: str, installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

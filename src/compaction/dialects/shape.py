@@ -11,9 +11,9 @@ dialects have no such rule. This module must never see strategies or token count
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
-from compaction.messages import Message, Role, SummaryPart
+from compaction.messages import Group, Message, Role, SummaryPart
 
 _ALTERNATING = frozenset({"anthropic"})
 
@@ -70,6 +70,26 @@ def unfold(messages: Sequence[Message], dialect: str | None) -> list[tuple[Messa
                 out.append((piece, range(i, i + 1) if own else range(i + 1, i + 1)))
                 own = False
     return out
+
+
+def anchor_after_first_user(
+    messages: Sequence[Message],
+    groups: Sequence[Group],
+    protected: Set[int],
+    dialect: str | None,
+) -> range:
+    """The messages that must stay (masked at most) so that a summary of what follows the
+    user's first message is not folded into it: the turn right after it, where roles must
+    alternate and that message is kept. Empty elsewhere."""
+    if dialect not in _ALTERNATING:
+        return range(0)
+    first = next((i for i, m in enumerate(messages) if m.is_user_turn), None)
+    if first is None or first not in protected:
+        return range(0)
+    for group in groups:
+        if group.start == first + 1 and messages[group.start].role == "assistant":
+            return group.indices()
+    return range(0)
 
 
 def needs_marker(dialect: str | None, before: Sequence[Role], after: Role | None) -> bool:

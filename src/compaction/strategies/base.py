@@ -43,6 +43,9 @@ class Slot:
     protected: bool = False
     recent: bool = False
     live: bool = False  # part of the latest tool exchange, which the model is about to read
+    # May be masked, never replaced or dropped: the turn that keeps a summary from being
+    # folded into the user's first message where roles must alternate.
+    anchored: bool = False
     # A summary that can shrink or grow (see `Resizable`), and the message a masked slot
     # held before (which the pipeline may give back when room is left).
     resizable: Resizable | None = None
@@ -158,6 +161,10 @@ class Workspace:
             and (self.reach_live or not slot.live)
         )
 
+    def replaceable(self, index: int) -> bool:
+        """Whether a strategy may replace or drop slot `index` (masking asks `compactable`)."""
+        return self.compactable(index) and not self.slots[index].anchored
+
     def groups(self) -> list[Group]:
         if self._groups is None:
             self._groups = group_messages(self.messages)
@@ -172,7 +179,7 @@ class Workspace:
         runs: list[list[Group]] = []
         current: list[Group] = []
         for group in self.groups():
-            if not group.pinned and all(self.compactable(i) for i in group.indices()):
+            if not group.pinned and all(self.replaceable(i) for i in group.indices()):
                 current.append(group)
             elif current:
                 runs.append(current)

@@ -59,6 +59,16 @@ def run_pipeline(work: Workspace, strategies: Sequence[CompactionStrategy]) -> l
             if work.fits():
                 break
             steps.append(strategy.apply(work))
+    if not work.fits() and work.target is not None and any(s.anchored for s in work.slots):
+        # The turn kept beside the user's first message is a preference, not a promise:
+        # the target is.
+        for slot in work.slots:
+            slot.anchored = False
+        work.reach_recent = True
+        for strategy in (*ordinary, *last):
+            if work.fits():
+                break
+            steps.append(strategy.apply(work))
     if work.target is not None:
         settled = settle(work)
         if settled is not None:

@@ -132,7 +132,7 @@ def first_assistant_run(work: Workspace, minimum: int = 2) -> list[Group]:
     run: list[Group] = []
     for group in work.groups():
         opener = work.slots[group.start].message
-        usable = not group.pinned and all(work.compactable(i) for i in group.indices())
+        usable = not group.pinned and all(work.replaceable(i) for i in group.indices())
         if usable and opener.role == "assistant":
             run.append(group)
             continue
