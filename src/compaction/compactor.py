@@ -392,6 +392,8 @@ class Compactor:
         anchored = set(
             shape.anchor_after_first_user(messages, groups, protected, conversation.dialect)
         )
+        if target is not None and sum(counts[i] for i in anchored) > target // _ANCHOR_SHARE:
+            anchored = set()  # the room it would take is worth more than that message's shape
         slots = [
             Slot(
                 m,
@@ -439,6 +441,9 @@ def as_conversation(value: Conversation | Sequence[Any]) -> Conversation:
         "RESPONSES.decode, decode_any) from compaction.dialects"
     )
 
+
+# The turn kept beside the user's first message (Anthropic) may take at most 1/N of a target.
+_ANCHOR_SHARE = 10
 
 # How many conversations a compactor remembers state for (the least recently used go first).
 _CONVERSATIONS = 1024
