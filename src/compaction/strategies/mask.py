@@ -14,6 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compaction._textcache import text_cache
 from compaction.messages import (
     ImagePart,
     Message,
@@ -103,14 +104,14 @@ class MaskStrategy(BaseModel):
         """The text standing in for `part`; `handle` names the archived original message."""
         text = part.text
         outcome, errors = signals.outcome_of(text, is_error=part.is_error)
-        status = tools.command_exit_status(call.name if call else None, text)
+        status = _exit_status(call.name if call else None, text)
         if status is not None:
             outcome = "ok" if status == 0 else f"exit {status}"
         lines = text.count("\n") + 1 if text else 0
         images = sum(1 for p in part.content if isinstance(p, ImagePart))
         what = call.name if call is not None else "tool"
         if call is not None:
-            target = _target_of(call)
+            target = _target_of_call(call.name, call.arguments)
             if target:
                 what += f" `{signals.clip(target, 100)}`"
         size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
@@ -125,6 +126,16 @@ class MaskStrategy(BaseModel):
                 signals.test_summary(text),
             )
         )
+
+
+@text_cache()
+def _exit_status(name: str | None, text: str) -> int | None:
+    return tools.command_exit_status(name, text)
+
+
+@text_cache()
+def _target_of_call(name: str, arguments: str) -> str:
+    return _target_of(ToolCallPart("", name, arguments))
 
 
 def _target_of(call: ToolCallPart) -> str:

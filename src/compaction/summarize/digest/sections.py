@@ -139,7 +139,8 @@ class UserWords(Section[UserWordsState]):
     def items(self, state: UserWordsState) -> list[Item]:
         out = []
         for seq, text in state.texts:
-            limits = [self.user_chars, 600, 300, 160]
+            # Fuller than `user_chars` only when there is room for it.
+            limits = [self.user_chars * 3, self.user_chars, 600, 300, 160]
             forms: list[str] = []
             for limit in limits:
                 form = "- " + bounded_user_text(text, limit).replace("\n", "\n  ")
