@@ -634,9 +634,10 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def significant_words(sentence: str) -> set[str]:
+@text_cache()
+def significant_words(sentence: str) -> frozenset[str]:
     words = (w.strip(".") for w in re.findall(r"[A-Za-z_][\w.]{3,}", sentence.lower()))
-    return {w for w in words if len(w) >= 4 and w not in _COMMON}
+    return frozenset(w for w in words if len(w) >= 4 and w not in _COMMON)
 
 
 _COMMON = {

@@ -695,7 +695,9 @@ class Decisions(Section[DecisionsState]):
             # It replaces the standing decisions about what it names as replaced ("instead
             # of Y", "scrap Y"); naming nothing, those sharing two words with it.
             named = _REPLACED.findall(text)
-            words = set().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
+            words: frozenset[str] = (
+                frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
+            )
             need = 1
             if not words:
                 words, need = signals.significant_words(text) - _PLAN_WORDS, 2
@@ -881,8 +883,8 @@ class Notes(Section[NotesState]):
                 self._add(state, 1, seq, clipped)
             elif note:
                 self._add(state, 2, seq, clipped)
-            elif len(_TELLING.findall(sentence)) >= 1:
-                self._add(state, 3, seq + len(_TELLING.findall(sentence)) * 0.1, clipped)
+            elif telling := len(_TELLING.findall(sentence)):
+                self._add(state, 3, seq + telling * 0.1, clipped)
 
     def merge(self, earlier: NotesState, later: NotesState) -> NotesState:
         merged = NotesState(list(earlier.notes))
