@@ -84,6 +84,12 @@ class ToolResultPart:
     def text(self) -> str:
         return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
 
+    def with_text(self, text: str) -> ToolResultPart:
+        """This result with `text` as its whole content (images and all replaced)."""
+        return ToolResultPart(
+            self.tool_call_id, (TextPart(text),), self.is_error, provider_data=self.provider_data
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ReasoningPart:
@@ -169,6 +175,16 @@ class Message:
             # Words of the user's own, even beside a summary folded in after them.
             return True
         return not self.is_summary and not self.tool_results
+
+    def with_parts(self, parts: Iterable[Part]) -> Message:
+        """This message with other parts: role, name, pinning and provider data kept."""
+        return Message(
+            self.role,
+            tuple(parts),
+            name=self.name,
+            pinned=self.pinned,
+            provider_data=self.provider_data,
+        )
 
     def char_count(self) -> int:
         total = 0

@@ -12,8 +12,11 @@ it for its help text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+import click
 
 from compaction.exceptions import ConfigError
 
@@ -24,6 +27,24 @@ CONFIG_HELP = (
     "Workflow YAML (or a file of compaction settings): its top-level `compact` section is "
     "the policy."
 )
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def summarizer_call_options(function: F) -> F:
+    """`--summarizer-timeout` and `--summarizer-retries`, as every command that may call a
+    summarizer takes them (they override `compact.summarizer_timeout` / `_retries`)."""
+    function = click.option(
+        "--summarizer-retries",
+        type=click.IntRange(min=0),
+        help="Retries of a failed summarizer call (`compact.summarizer_retries`, 2).",
+    )(function)
+    return click.option(
+        "--summarizer-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds one summarizer call may take, each try (`compact.summarizer_timeout`, 120).",
+    )(function)
 
 
 def load_policy(path: str) -> tuple[CompactionConfig, str | None]:

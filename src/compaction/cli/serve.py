@@ -26,7 +26,7 @@ from urllib.parse import unquote_plus
 
 import click
 
-from compaction.cli.policy import CONFIG_HELP, load_policy
+from compaction.cli.policy import CONFIG_HELP, load_policy, summarizer_call_options
 from compaction.cli.transcripts import user_errors
 from compaction.config import CompactionConfig
 from compaction.providers.base import Provider
@@ -116,16 +116,7 @@ def summarizer_for(
     envvar="COMPACTION_SUMMARIZER_KEY",
     help="Summarizer key (default: --upstream-key, then the SDK's env).",
 )
-@click.option(
-    "--summarizer-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds one summarizer call may take, each try (`compact.summarizer_timeout`, 120).",
-)
-@click.option(
-    "--summarizer-retries",
-    type=click.IntRange(min=0),
-    help="Retries of a failed summarizer call (`compact.summarizer_retries`, 2).",
-)
+@summarizer_call_options
 @click.option(
     "--compaction-deadline",
     type=click.FloatRange(min=0, min_open=True),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from compaction.cli.policy import CONFIG_HELP, load_policy
+from compaction.cli.policy import CONFIG_HELP, load_policy, summarizer_call_options
 from compaction.dialects import decode_any, detect_dialect, get_dialect, load_payload
 from compaction.exceptions import AuthenticationError, CompactionError, InputError
 from compaction.messages import Conversation
@@ -272,16 +272,7 @@ def dry_run_report(before: Conversation, receipt: Receipt, counts: list[int]) ->
     "ANTHROPIC_API_KEY).",
 )
 @click.option("--base-url", help="The provider's base URL (any OpenAI-compatible server).")
-@click.option(
-    "--summarizer-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds one summarizer call may take, each try (default 120).",
-)
-@click.option(
-    "--summarizer-retries",
-    type=click.IntRange(min=0),
-    help="Retries of a failed summarizer call (default 2).",
-)
+@summarizer_call_options
 @click.option("--instructions", help="Added to the summary prompt for this run.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the summaries written, on stderr.")
 @user_errors

@@ -27,15 +27,7 @@ def fold(messages: list[Message], dialect: str | None) -> list[Message]:
     for message in messages:
         if out and out[-1].role == "user" and message.role == "user" and not message.tool_results:
             previous = out.pop()
-            out.append(
-                Message(
-                    previous.role,
-                    (*previous.parts, *message.parts),
-                    name=previous.name,
-                    pinned=previous.pinned,
-                    provider_data=previous.provider_data,
-                )
-            )
+            out.append(previous.with_parts((*previous.parts, *message.parts)))
             continue
         out.append(message)
     return out
@@ -63,10 +55,7 @@ def unfold(messages: Sequence[Message], dialect: str | None) -> list[tuple[Messa
             if isinstance(run[0], SummaryPart):
                 out.append((Message("user", tuple(run)), range(i + 1, i + 1)))  # type: ignore[arg-type]
             else:
-                piece = Message(
-                    "user", tuple(run), name=message.name, pinned=message.pinned,  # type: ignore[arg-type]
-                    provider_data=message.provider_data,
-                )  # fmt: skip
+                piece = message.with_parts(run)  # type: ignore[arg-type]
                 out.append((piece, range(i, i + 1) if own else range(i + 1, i + 1)))
                 own = False
     return out

@@ -19,7 +19,6 @@ from compaction.messages import (
     ImagePart,
     Message,
     Part,
-    TextPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -72,26 +71,11 @@ class MaskStrategy(BaseModel):
             if isinstance(part, ToolResultPart) and self._worth_masking(part):
                 call = calls.get(part.tool_call_id)
                 text = self.placeholder(part, call, handle_for(message))
-                parts.append(
-                    ToolResultPart(
-                        part.tool_call_id,
-                        (TextPart(text),),
-                        part.is_error,
-                        provider_data=part.provider_data,
-                    )
-                )
+                parts.append(part.with_text(text))
                 changed = True
             else:
                 parts.append(part)
-        if not changed:
-            return None
-        return Message(
-            message.role,
-            tuple(parts),
-            name=message.name,
-            pinned=message.pinned,
-            provider_data=message.provider_data,
-        )
+        return message.with_parts(parts) if changed else None
 
     def _worth_masking(self, part: ToolResultPart) -> bool:
         text = part.text

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from compaction.messages import Message, Part, TextPart, ToolResultPart
+from compaction.messages import Message, Part, ToolResultPart
 from compaction.strategies.base import StepReport, Workspace, handle_for
 from compaction.strategies.mask import MaskStrategy
 
@@ -190,23 +190,8 @@ def shortened_message(message: Message, budget: int, work: Workspace) -> Message
                 f"\n[… {elided} chars of this output elided to fit the context window; "
                 f"original kept as {handle} …]\n"
             )
-            parts.append(
-                ToolResultPart(
-                    part.tool_call_id,
-                    (TextPart(head + marker + tail),),
-                    part.is_error,
-                    provider_data=part.provider_data,
-                )
-            )
+            parts.append(part.with_text(head + marker + tail))
             changed = True
         else:
             parts.append(part)
-    if not changed:
-        return message
-    return Message(
-        message.role,
-        tuple(parts),
-        name=message.name,
-        pinned=message.pinned,
-        provider_data=message.provider_data,
-    )
+    return message.with_parts(parts) if changed else message
