@@ -7,8 +7,15 @@ import pytest
 from compaction.compactor import Compactor, Receipt, validate_for
 from compaction.config import CompactionConfig, PinRules
 from compaction.exceptions import TargetUnreachableError
-from compaction.messages import Conversation, Message, SummaryPart, TextPart
-from compaction.strategies import DigestStrategy, MaskStrategy, TruncateStrategy
+from compaction.messages import Conversation, Message, SummaryPart, TextPart, ToolResultPart
+from compaction.strategies import (
+    CompactionStrategy,
+    DigestStrategy,
+    MaskStrategy,
+    StepReport,
+    TruncateStrategy,
+    Workspace,
+)
 from compaction.strategies.mask import MASK_PREFIX
 
 from .helpers import calls, coding_session, results, say
@@ -303,3 +310,35 @@ def test_one_conversations_cooldown_does_not_silence_another() -> None:
     other = coding_session(12)  # about 16k tokens: under the stuck one's floor
     assert compactor.should_compact(other), "an unrelated conversation is not cooling down"
     assert compactor.compact(other).receipt.status == "compacted"
+
+
+class DropOldestTool:
+    """A third-party strategy: replaces the oldest compactable tool result by one word."""
+
+    kind = "drop-oldest-tool"
+    last_resort = False
+    needs_summarizer = False
+
+    def apply(self, work: Workspace) -> StepReport:
+        before = work.total()
+        for index, slot in enumerate(work.slots):
+            if work.compactable(index) and slot.message.tool_results:
+                parts = [
+                    p.with_text("(gone)") if isinstance(p, ToolResultPart) else p
+                    for p in slot.message.parts
+                ]
+                work.replace(index, slot.message.with_parts(parts), "masked")
+                return StepReport(self.kind, before, work.total(), 1, "one result")
+        return StepReport(self.kind, before, before)
+
+
+def test_a_third_party_strategy_runs_in_the_pipeline() -> None:
+    conversation = coding_session(8)
+    strategy = DropOldestTool()
+    assert isinstance(strategy, CompactionStrategy)
+    compactor = Compactor(CompactionConfig(strategies=(strategy, TruncateStrategy())))
+    tokens = _tokens(compactor, conversation)
+    result = compactor.compact(conversation, max_tokens=tokens - 50)
+    assert result.receipt.steps[0].strategy == "drop-oldest-tool"
+    assert any(r.text == "(gone)" for m in result.conversation for r in m.tool_results)
+    assert validate_for(result.conversation) == []

@@ -14,7 +14,7 @@ import re
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import (
@@ -22,12 +22,15 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     field_validator,
     model_validator,
 )
 
 from compaction.exceptions import ConfigError
 from compaction.strategies import (
+    CompactionStrategy,
     DigestStrategy,
     MaskStrategy,
     Strategy,
@@ -79,6 +82,18 @@ class PinRules(_Settings):
         return patterns
 
 
+def _third_party(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A built-in by its `kind` (YAML, a dict, an instance) is validated as one; in Python
+    any other object implementing `CompactionStrategy` (a third-party strategy) is taken as
+    it is."""
+    if not isinstance(value, dict | BaseModel) and isinstance(value, CompactionStrategy):
+        return value
+    return handler(value)
+
+
+StrategyItem = Annotated[Strategy, WrapValidator(_third_party)]
+
+
 def default_strategies() -> tuple[Strategy, ...]:
     return (MaskStrategy(), DigestStrategy(), TruncateStrategy())
 
@@ -105,7 +120,7 @@ class CompactionConfig(_Settings):
     keep_recent_tokens: int | None = Field(default=None, gt=0)
     min_reduction: float = Field(default=0.05, ge=0, lt=1)
     pin: PinRules = Field(default_factory=PinRules)
-    strategies: tuple[Strategy, ...] = Field(default_factory=default_strategies)
+    strategies: tuple[StrategyItem, ...] = Field(default_factory=default_strategies)
     model: str | None = Field(
         default=None,
         description="The compaction model: the one LLM strategies ask for summaries.",

@@ -13,7 +13,6 @@ Sections must never call a model, count tokens or read a wire format; determinis
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -995,6 +994,3 @@ def default_sections(user_chars: int = 1200) -> tuple[Section[Any], ...]:
         Notes(),
         Identifiers(),
     )
-
-
-__all__: Sequence[str] = ("Item", "Section", "bounded_user_text", "default_sections")
