@@ -435,3 +435,21 @@ def test_text_caches_are_bounded_by_the_bytes_they_hold() -> None:
     assert length.held_chars() <= 10_000  # type: ignore[attr-defined]
     assert length("y" * 50_000) == 50_000, "too large to cache, still answered"
     assert length.held_chars() <= 10_000  # type: ignore[attr-defined]
+
+
+def test_images_in_a_digested_span_are_named_with_their_archive_handle() -> None:
+    from compaction.messages import ImagePart, handle_for
+
+    shot = Message(
+        "user",
+        (TextPart("Here is the failing screen."), ImagePart("data:image/png;base64,iVBORw0KGgo=")),
+    )
+    read = Message(
+        "tool",
+        (ToolResultPart("1", (TextPart("plot written"), ImagePart("https://example.test/p.png"))),),
+    )
+    ledger = extract_ledger([shot, call("1", "view_image", path="plot.png"), read])
+    text = rendered(ledger)
+    assert f"image in a user message (original kept as {handle_for(shot)})" in text
+    assert f"image in view_image(plot.png) output (original kept as {handle_for(read)})" in text
+    assert render(parse_ledger(text)) == render(ledger)

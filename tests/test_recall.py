@@ -21,14 +21,13 @@ from compaction.compactor import Compactor
 from compaction.config import CompactionConfig
 from compaction.exceptions import SessionNotFoundError
 from compaction.log import SessionLog
-from compaction.messages import Conversation, Message
+from compaction.messages import Conversation, Message, handle_for
 from compaction.providers.base import CompletionRequest, Provider
 from compaction.providers.testing import FunctionProvider, Reply, ToolCalls
 from compaction.proxy import recall as proxy_recall
 from compaction.serialize import message_to_dict
 from compaction.store import SessionStore, open_store, searchable_text
 from compaction.strategies import MaskStrategy, TruncateStrategy
-from compaction.strategies.base import handle_for
 from compaction.tools import recall_tool
 from compaction.workflow import AgentConfig
 

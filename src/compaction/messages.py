@@ -10,6 +10,7 @@ beside the parts in `provider_data` so a dialect can replay it untouched.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -316,3 +317,21 @@ def live_turn_index(messages: Sequence[Message]) -> int | None:
 
 def tool_names_by_call_id(messages: Iterable[Message]) -> dict[str, ToolCallPart]:
     return {c.id: c for m in messages for c in m.tool_calls}
+
+
+def handle_for(message: Message) -> str:
+    """The archive handle of a message (`m-` and 12 hex digits): the same content always
+    gets the same one. Compaction shows it where an original was replaced."""
+    key = _HANDLES.get(id(message))
+    if key is not None and key[0] is message:
+        return key[1]
+    # repr covers every field, provider data included, and is deterministic for equal input.
+    handle = "m-" + hashlib.sha256(repr(message).encode()).hexdigest()[:12]
+    if len(_HANDLES) > 100_000:
+        _HANDLES.clear()
+    _HANDLES[id(message)] = (message, handle)
+    return handle
+
+
+# Holding the message keeps its id from being reused while the entry lives.
+_HANDLES: dict[int, tuple[Message, str]] = {}

@@ -1,7 +1,7 @@
 """Recall: the one shape in which every surface gives back what a compaction replaced.
 
 A compaction keeps each original it replaces under an archive handle, `m-` and 12 hex
-digits (`compaction.strategies.base.handle_for`), and shows that handle where the original
+digits (`compaction.messages.handle_for`), and shows that handle where the original
 was: a masked output's placeholder ("original kept as m-…"), a truncation marker's range,
 a shortened output's marker. A recall query is either such a handle (any text naming one or
 more: each is looked up exactly) or words (full-text search over everything compacted

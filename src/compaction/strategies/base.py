@@ -11,13 +11,12 @@ This module must never know a wire format; token costs come from the injected `m
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compaction.dialects import shape
-from compaction.messages import Group, Message, SummaryPart, group_messages
+from compaction.messages import Group, Message, SummaryPart, group_messages, handle_for
 
 if TYPE_CHECKING:
     from compaction.summarize.llm import Summarizer
@@ -94,23 +93,6 @@ class Removal:
     index: int
     handle: str
     action: str
-
-
-def handle_for(message: Message) -> str:
-    """A stable handle for an original message: the same content always gets the same one."""
-    key = _HANDLES.get(id(message))
-    if key is not None and key[0] is message:
-        return key[1]
-    # repr covers every field, provider data included, and is deterministic for equal input.
-    handle = "m-" + hashlib.sha256(repr(message).encode()).hexdigest()[:12]
-    if len(_HANDLES) > 100_000:
-        _HANDLES.clear()
-    _HANDLES[id(message)] = (message, handle)
-    return handle
-
-
-# Holding the message keeps its id from being reused while the entry lives.
-_HANDLES: dict[int, tuple[Message, str]] = {}
 
 
 @dataclass

@@ -21,8 +21,9 @@ from compaction.messages import (
     Part,
     ToolCallPart,
     ToolResultPart,
+    handle_for,
 )
-from compaction.strategies.base import StepReport, Workspace, handle_for
+from compaction.strategies.base import StepReport, Workspace
 from compaction.summarize import signals, tools
 from compaction.summarize.digest import MASK_PREFIX, Placeholder, write_placeholder
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from compaction.messages import Message, Part, ToolResultPart
-from compaction.strategies.base import StepReport, Workspace, handle_for
+from compaction.messages import Message, Part, ToolResultPart, handle_for
+from compaction.strategies.base import StepReport, Workspace
 from compaction.strategies.mask import MaskStrategy
 
 

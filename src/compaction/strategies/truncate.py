@@ -12,8 +12,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from compaction.messages import Group, Message, SummaryPart, summary_header
-from compaction.strategies.base import StepReport, Workspace, handle_for
+from compaction.messages import Group, Message, SummaryPart, handle_for, summary_header
+from compaction.strategies.base import StepReport, Workspace
 
 # What a marker message costs, about; the pipeline measures the real figure afterwards.
 _MARKER_TOKENS = 60

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 
 from compaction._textcache import text_cache
 from compaction.messages import (
+    ImagePart,
     Message,
     ReasoningPart,
     SummaryPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    handle_for,
 )
 from compaction.summarize import signals, tools
 from compaction.summarize.digest.format import full_text, read_placeholder
@@ -87,6 +89,15 @@ class PlanStated:
 
 
 @dataclass(frozen=True, slots=True)
+class ImagesSeen:
+    """Images a message carried (`where`: whose), kept in the archive under `handle`."""
+
+    count: int
+    where: str
+    handle: str
+
+
+@dataclass(frozen=True, slots=True)
 class IdentifiersSeen:
     identifiers: tuple[str, ...]
 
@@ -116,6 +127,7 @@ Event = (
     | TodoChanged
     | TodoIdentified
     | PlanStated
+    | ImagesSeen
     | IdentifiersSeen
     | Finished
     | EarlierSummary
@@ -171,6 +183,9 @@ class Reader:
             if text:
                 yield UserSaid(text)
                 self._question = _question_in(text)
+            images = sum(isinstance(p, ImagePart) for p in message.parts)
+            if images:
+                yield ImagesSeen(images, "a user message", handle_for(message))
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 self._calls[part.id] = part
@@ -178,6 +193,7 @@ class Reader:
             elif isinstance(part, ToolResultPart):
                 call = self._calls.get(part.tool_call_id)
                 yield from _result_events(call, part, self._open_file)
+                yield from _result_images(call, part, message)
                 self._open_file = _open_file_in(part.text) or self._open_file
             elif (
                 isinstance(part, TextPart | ReasoningPart)
@@ -257,6 +273,30 @@ def _call_events(call: ToolCallPart) -> Iterator[Event]:
             yield PlanStated(action.text)
         elif action.kind == "final" and action.text:
             yield Finished(action.text)
+
+
+_IMAGES_IN_SIZE = re.compile(r"(\d+) images?\b")
+
+
+def _result_images(
+    call: ToolCallPart | None, result: ToolResultPart, message: Message
+) -> Iterator[Event]:
+    """Images a tool result carries, or carried before it was masked (its placeholder
+    counts them and names the original's handle)."""
+    where = (
+        f"{call.name}({_short_arguments(call.parsed_arguments() or {})}) output"
+        if call is not None
+        else "a tool's output"
+    )
+    placeholder = read_placeholder(result.text)
+    if placeholder is not None:
+        counted = _IMAGES_IN_SIZE.search(placeholder.size)
+        if counted:
+            yield ImagesSeen(int(counted.group(1)), where, placeholder.handle)
+        return
+    images = sum(isinstance(p, ImagePart) for p in result.content)
+    if images:
+        yield ImagesSeen(images, where, handle_for(message))
 
 
 def _only_reads(call: ToolCallPart) -> bool:

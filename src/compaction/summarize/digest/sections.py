@@ -24,6 +24,7 @@ from compaction.summarize.digest.events import (
     FileTouched,
     Finished,
     IdentifiersSeen,
+    ImagesSeen,
     PlanStated,
     TodoChanged,
     TodoIdentified,
@@ -901,6 +902,47 @@ class Notes(Section[NotesState]):
         self._add(state, 2, len(state.notes), item)
 
 
+# -- images -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ImagesState:
+    images: list[tuple[int, str, str]] = field(default_factory=list)  # (count, where, handle)
+
+
+class Images(Section[ImagesState]):
+    """Images the span held: whose they were, and the archive handle of each original."""
+
+    name = "images"
+    heading = "## Images (originals archived)"
+    events = (ImagesSeen,)
+
+    def new(self) -> ImagesState:
+        return ImagesState()
+
+    def observe(self, state: ImagesState, event: Event, seq: int) -> None:
+        if isinstance(event, ImagesSeen):
+            entry = (event.count, event.where, event.handle)
+            if entry not in state.images:
+                state.images.append(entry)
+
+    def merge(self, earlier: ImagesState, later: ImagesState) -> ImagesState:
+        return ImagesState([*earlier.images, *(i for i in later.images if i not in earlier.images)])
+
+    def items(self, state: ImagesState) -> list[Item]:
+        out = []
+        for rank, (count, where, handle) in enumerate(state.images):
+            what = "image" if count == 1 else f"{count} images"
+            out.append(Item(1, rank, (f"- {what} in {where} (original kept as {handle})",)))
+        return out
+
+    _LINE = re.compile(r"^(?:(\d+) images|image) in (.*) \(original kept as (m-\w+)\)$")
+
+    def parse(self, state: ImagesState, item: str) -> None:
+        if m := self._LINE.match(item):
+            state.images.append((int(m.group(1) or 1), m.group(2), m.group(3)))
+
+
 # -- identifiers seen in tool output ------------------------------------------------------
 
 
@@ -992,5 +1034,6 @@ def default_sections(user_chars: int = 1200) -> tuple[Section[Any], ...]:
         Todos(),
         Commands(),
         Notes(),
+        Images(),
         Identifiers(),
     )
