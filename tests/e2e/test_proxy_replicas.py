@@ -76,7 +76,7 @@ def _metric(metrics: str, name: str) -> int:
     return sum(
         int(float(line.rsplit(" ", 1)[1]))
         for line in metrics.splitlines()
-        if line.startswith(name + " ") or line.startswith(name + "{")
+        if line.startswith((name + " ", name + "{"))
     )
 
 

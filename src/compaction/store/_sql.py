@@ -59,7 +59,10 @@ __all__ = ["Connection", "SQLStore", "apply_migrations", "in_session"]
 _SESSION_COLUMNS: LiteralString = (
     "SELECT id, created_at, updated_at, agent, model, dialect, meta,"
     " (SELECT count(*) FROM messages m WHERE m.session_id = s.id),"
-    " (SELECT count(*) FROM compactions c WHERE c.session_id = s.id)"
+    " (SELECT count(*) FROM compactions c WHERE c.session_id = s.id),"
+    " requests, last_tokens_before, last_tokens_after,"
+    " (SELECT coalesce(sum(tokens_before), 0) FROM compactions c WHERE c.session_id = s.id),"
+    " (SELECT coalesce(sum(tokens_after), 0) FROM compactions c WHERE c.session_id = s.id)"
     " FROM sessions s"
 )
 _COMPACTION_COLUMNS: LiteralString = (
@@ -188,6 +191,18 @@ class SQLStore(ABC):
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         rows = self._read(_SESSION_COLUMNS + " ORDER BY updated_at DESC, id LIMIT ?", (limit,))
         return [session_info(r) for r in rows]
+
+    def record_request(
+        self, session_id: str, *, tokens_before: int | None, tokens_after: int | None
+    ) -> None:
+        with self._write() as db:
+            counted = db.execute(
+                "UPDATE sessions SET requests = requests + 1, last_tokens_before = ?,"
+                " last_tokens_after = ?, updated_at = ? WHERE id = ?",
+                (tokens_before, tokens_after, time.time(), session_id),
+            )
+            if counted.rowcount == 0:
+                raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
 
     # -- messages --------------------------------------------------------------------------
 

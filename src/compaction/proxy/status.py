@@ -1,0 +1,76 @@
+"""What `GET /compaction/status` shows: every session's figures as the store has them, so
+that every replica on one database (`--store postgresql://…`) answers the same.
+
+Each request a session served is counted in the store (`SessionStore.record_request`, with
+the request's token figures), by whichever replica served it; compactions and their token
+sums are the store's records. A session's entry sums its logs (the session's own and its
+branches, `meta.branch_of`); `log` and the `last_` figures are those of the log its latest
+request went to. Only `last_receipt` is this replica's: the last compaction it ran for the
+session (None when another replica ran it), as the store keeps no receipt of a compaction
+that changed nothing. Sessions this process holds but the store does not (none was logged
+yet), and every session while the store fails, come from memory (`Sessions.status`).
+
+This module must never return a session's content: `tenants.public_status` keeps figures
+only.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from compaction.exceptions import StoreError
+from compaction.proxy.sessions import Prepared
+from compaction.store import SessionStore
+from compaction.store.base import SessionInfo
+
+__all__ = ["counted_log", "shared_status"]
+
+logger = logging.getLogger("compaction.proxy")
+
+
+def counted_log(prepared: Prepared) -> str | None:
+    """The log a prepared request was logged in (None: none, e.g. a history the proxy
+    could not decode on a session's first request)."""
+    if prepared.branch is not None:
+        return prepared.branch.log.session_id
+    session = prepared.session
+    if session is not None and session.branches:
+        return session.branches[0].log.session_id
+    return None
+
+
+def shared_status(store: SessionStore, local: dict[str, Any], *, limit: int) -> dict[str, Any]:
+    """The status of the (at most `limit`) most recent proxy logs in `store`, grouped by
+    session, with `last_receipt` from `local` (`Sessions.status()`); `local` alone when the
+    store cannot be read."""
+    try:
+        logs = [info for info in store.sessions(limit) if info.agent == "proxy"]
+    except StoreError as e:
+        logger.error("session store failed, status shows this replica's sessions only: %s", e)
+        return local
+    groups: dict[str, list[SessionInfo]] = {}
+    for info in logs:  # most recently updated first
+        groups.setdefault(str(info.meta.get("branch_of") or info.id), []).append(info)
+    mine = {s["id"]: s for s in local["sessions"]}
+    sessions = [_entry(key, infos, mine.get(key)) for key, infos in groups.items()]
+    sessions += [s for key, s in mine.items() if key not in groups]
+    return {"sessions": sessions, "count": len(sessions)}
+
+
+def _entry(key: str, infos: list[SessionInfo], local: dict[str, Any] | None) -> dict[str, Any]:
+    latest = infos[0]
+    return {
+        "id": key,
+        "api": latest.meta.get("proxy", latest.dialect),
+        "model": latest.model,
+        "branches": len(infos),
+        "log": latest.id,
+        "requests": sum(i.requests for i in infos),
+        "compactions": sum(i.compactions for i in infos),
+        "tokens_before": sum(i.tokens_before for i in infos),
+        "tokens_after": sum(i.tokens_after for i in infos),
+        "last_tokens_before": latest.last_tokens_before,
+        "last_tokens_after": latest.last_tokens_after,
+        "last_receipt": None if local is None else local["last_receipt"],
+    }
