@@ -91,6 +91,7 @@ def _shared_figures(status: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
             s["tokens_after"],
             s["last_tokens_before"],
             s["last_tokens_after"],
+            json.dumps(s["last_receipt"], sort_keys=True),
         )
         for s in status["sessions"]
     }
@@ -112,9 +113,10 @@ def test_two_replicas_on_one_store_report_the_same_status_and_metrics_add_up(
     assert first == second, "both replicas answer the same for every session"
     assert set(first) == {f"replicated-{n}" for n in range(SESSIONS)}
     for figures in first.values():
-        _log, branches, requests, compactions, before, after, _, _ = figures
+        _log, branches, requests, compactions, before, after, _, _, receipt = figures
         assert (branches, requests) == (1, TURNS), "one branch; every request counted once"
         assert compactions >= 1 and before > after > 0
+        assert json.loads(receipt)["status"] == "compacted"
     assert all(s["count"] == SESSIONS for s in statuses)
     assert {s["replica"] for s in statuses} == {r.url.removeprefix("http://") for r in replicas}
 

@@ -4,11 +4,11 @@ that every replica on one database (`--store postgresql://…`) answers the same
 Each request a session served is counted in the store (`SessionStore.record_request`, with
 the request's token figures), by whichever replica served it; compactions and their token
 sums are the store's records. A session's entry sums its logs (the session's own and its
-branches, `meta.branch_of`); `log` and the `last_` figures are those of the log its latest
-request went to. Only `last_receipt` is this replica's: the last compaction it ran for the
-session (None when another replica ran it), as the store keeps no receipt of a compaction
-that changed nothing. Sessions this process holds but the store does not (none was logged
-yet), and every session while the store fails, come from memory (`Sessions.status`).
+branches, `meta.branch_of`); `log`, the `last_` figures and `last_receipt` are those of the
+log its latest request went to (the receipt of that log's latest compaction; while it has
+none, the last one this replica ran, which changed nothing and so is not stored). Sessions
+this process holds but the store does not (none was logged yet), and every session while
+the store fails, come from memory (`Sessions.status`).
 
 This module must never return a session's content: `tenants.public_status` keeps figures
 only.
@@ -53,13 +53,23 @@ def shared_status(store: SessionStore, local: dict[str, Any], *, limit: int) -> 
     for info in logs:  # most recently updated first
         groups.setdefault(str(info.meta.get("branch_of") or info.id), []).append(info)
     mine = {s["id"]: s for s in local["sessions"]}
-    sessions = [_entry(key, infos, mine.get(key)) for key, infos in groups.items()]
+    try:
+        sessions = [_entry(store, key, infos, mine.get(key)) for key, infos in groups.items()]
+    except StoreError as e:
+        logger.error("session store failed, status shows this replica's sessions only: %s", e)
+        return local
     sessions += [s for key, s in mine.items() if key not in groups]
     return {"sessions": sessions, "count": len(sessions)}
 
 
-def _entry(key: str, infos: list[SessionInfo], local: dict[str, Any] | None) -> dict[str, Any]:
+def _entry(
+    store: SessionStore, key: str, infos: list[SessionInfo], local: dict[str, Any] | None
+) -> dict[str, Any]:
     latest = infos[0]
+    record = store.last_compaction(latest.id) if latest.compactions else None
+    receipt = dict(record.receipt) if record is not None else None
+    if receipt is None and local is not None:
+        receipt = local["last_receipt"]
     return {
         "id": key,
         "api": latest.meta.get("proxy", latest.dialect),
@@ -72,5 +82,5 @@ def _entry(key: str, infos: list[SessionInfo], local: dict[str, Any] | None) -> 
         "tokens_after": sum(i.tokens_after for i in infos),
         "last_tokens_before": latest.last_tokens_before,
         "last_tokens_after": latest.last_tokens_after,
-        "last_receipt": None if local is None else local["last_receipt"],
+        "last_receipt": receipt,
     }

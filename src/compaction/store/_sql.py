@@ -365,6 +365,13 @@ class SQLStore(ABC):
         )
         return [compaction_record(session_id, row) for row in rows]
 
+    def last_compaction(self, session_id: str) -> CompactionRecord | None:
+        rows = self._read(
+            _COMPACTION_COLUMNS + " WHERE session_id = ? ORDER BY number DESC LIMIT 1",
+            (session_id,),
+        )
+        return compaction_record(session_id, rows[0]) if rows else None
+
     def view(self, session_id: str) -> tuple[tuple[Message, ...], tuple[int | None, ...]]:
         with self._snapshot() as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:

@@ -254,6 +254,10 @@ class SessionStore(Protocol):
         """Every compaction of the session, in order."""
         ...
 
+    def last_compaction(self, session_id: str) -> CompactionRecord | None:
+        """The session's latest compaction (None: it has none)."""
+        ...
+
     def view(self, session_id: str) -> tuple[tuple[Message, ...], tuple[int | None, ...]]:
         """The model-visible messages and their seqs (None for messages a compaction made):
         the latest compaction's view, then every message logged after it."""
