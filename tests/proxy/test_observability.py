@@ -90,6 +90,7 @@ async def test_replicas_on_one_store_report_the_same_status(store_location: str)
                     assert response.status_code == 200
             status_a, status_b = await a.status(), await b.status()
             metrics_a = (await a.client.get("/metrics")).text
+            own = [(await r.client.get("/compaction/sessions/one")).json() for r in (a, b)]
     assert (status_a.pop("replica"), status_b.pop("replica")) == ("a", "b")
     assert status_a == status_b
     by_id = {s["id"]: s for s in status_a["sessions"]}
@@ -100,6 +101,8 @@ async def test_replicas_on_one_store_report_the_same_status(store_location: str)
         assert session["tokens_before"] > session["tokens_after"] > 0
         assert session["last_receipt"]["status"] == "compacted"
     assert 'compaction_proxy_replica_info{replica="a"} 1' in metrics_a
+    assert own[0] == own[1], "the session's own view, from either replica"
+    assert own[0]["requests"] == 3 and own[0]["last_receipt"]["summaries"]
 
 
 def test_a_replica_name_is_escaped_in_metrics() -> None:

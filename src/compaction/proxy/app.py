@@ -61,7 +61,7 @@ from compaction.proxy.metrics import Metrics
 from compaction.proxy.recall_stream import relay_answering_recalls
 from compaction.proxy.sessions import SESSION_HEADER, Prepared, Sessions
 from compaction.proxy.settings import ProxySettings
-from compaction.proxy.status import counted_log, shared_status
+from compaction.proxy.status import counted_log, shared_session, shared_status
 from compaction.proxy.streaming import RelayResponse, is_event_stream, relay
 from compaction.proxy.tenants import presented_keys, public_status, scoped, tenant
 from compaction.proxy.upstream import (
@@ -214,16 +214,16 @@ class Proxy:
         key = request.path_params["key"]
         try:
             self._authorize(request, admin=True)
-            session = None
-            if self._is_admin(request):
-                session = self.sessions.get(key)
-            if session is None:
-                session = self.sessions.get(scoped(key, self._tenant(request)))
+            keys = [key] if self._is_admin(request) else []
+            keys.append(scoped(key, self._tenant(request)))
+            session = await run_in_threadpool(
+                shared_session, self.store, self.sessions, keys, limit=self.settings.max_sessions
+            )
             if session is None:
                 raise ProxyError(404, f"no session {key!r} for this key", code="not_found")
         except ProxyError as e:
             return error_response("openai", e)
-        return JSONResponse(session.to_dict())
+        return JSONResponse(session)
 
     async def metrics_text(self, request: Request) -> Response:
         try:

@@ -8,10 +8,12 @@ branches, `meta.branch_of`); `log`, the `last_` figures and `last_receipt` are t
 log its latest request went to (the receipt of that log's latest compaction; while it has
 none, the last one this replica ran, which changed nothing and so is not stored). Sessions
 this process holds but the store does not (none was logged yet), and every session while
-the store fails, come from memory (`Sessions.status`).
+the store fails, come from memory (`Sessions.status`). One session's entry
+(`GET /compaction/sessions/…`, `shared_session`) is built the same way, its whole receipt
+included.
 
-This module must never return a session's content: `tenants.public_status` keeps figures
-only.
+`shared_status` returns receipts whole: `tenants.public_status` keeps their figures only,
+for status; this module must never decide who may see what.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ import logging
 from typing import Any
 
 from compaction.exceptions import StoreError
-from compaction.proxy.sessions import Prepared
+from compaction.proxy.sessions import Prepared, Sessions
 from compaction.store import SessionStore
 from compaction.store.base import SessionInfo
 
-__all__ = ["counted_log", "shared_status"]
+__all__ = ["counted_log", "shared_session", "shared_status"]
 
 logger = logging.getLogger("compaction.proxy")
 
@@ -51,7 +53,7 @@ def shared_status(store: SessionStore, local: dict[str, Any], *, limit: int) -> 
         return local
     groups: dict[str, list[SessionInfo]] = {}
     for info in logs:  # most recently updated first
-        groups.setdefault(str(info.meta.get("branch_of") or info.id), []).append(info)
+        groups.setdefault(_session_key(info), []).append(info)
     mine = {s["id"]: s for s in local["sessions"]}
     try:
         sessions = [_entry(store, key, infos, mine.get(key)) for key, infos in groups.items()]
@@ -60,6 +62,33 @@ def shared_status(store: SessionStore, local: dict[str, Any], *, limit: int) -> 
         return local
     sessions += [s for key, s in mine.items() if key not in groups]
     return {"sessions": sessions, "count": len(sessions)}
+
+
+def shared_session(
+    store: SessionStore, sessions: Sessions, keys: list[str], *, limit: int
+) -> dict[str, Any] | None:
+    """The entry of the first of `keys` (session keys) the store or this replica knows,
+    among the `limit` most recent proxy logs; None when neither knows any."""
+    try:
+        logs = [info for info in store.sessions(limit) if info.agent == "proxy"]
+        for key in keys:
+            held = sessions.get(key)
+            local = None if held is None else held.to_dict()
+            infos = [info for info in logs if _session_key(info) == key]
+            if infos:
+                return _entry(store, key, infos, local)
+            if local is not None:
+                return local
+    except StoreError as e:
+        logger.error("session store failed, showing this replica's session only: %s", e)
+        held = next((h for h in map(sessions.get, keys) if h is not None), None)
+        return None if held is None else held.to_dict()
+    return None
+
+
+def _session_key(info: SessionInfo) -> str:
+    """The session a log belongs to: its own, or the one it is a branch of."""
+    return str(info.meta.get("branch_of") or info.id)
 
 
 def _entry(
