@@ -56,10 +56,11 @@ def shared_status(store: SessionStore, local: dict[str, Any], *, limit: int) -> 
         groups.setdefault(_session_key(info), []).append(info)
     mine = {s["id"]: s for s in local["sessions"]}
     try:
-        sessions = [_entry(store, key, infos, mine.get(key)) for key, infos in groups.items()]
+        receipts = store.latest_receipts(limit)
     except StoreError as e:
         logger.error("session store failed, status shows this replica's sessions only: %s", e)
         return local
+    sessions = [_entry(key, infos, receipts, mine.get(key)) for key, infos in groups.items()]
     sessions += [s for key, s in mine.items() if key not in groups]
     return {"sessions": sessions, "count": len(sessions)}
 
@@ -71,12 +72,13 @@ def shared_session(
     among the `limit` most recent proxy logs; None when neither knows any."""
     try:
         logs = [info for info in store.sessions(limit) if info.agent == "proxy"]
+        receipts = store.latest_receipts(limit)
         for key in keys:
             held = sessions.get(key)
             local = None if held is None else held.to_dict()
             infos = [info for info in logs if _session_key(info) == key]
             if infos:
-                return _entry(store, key, infos, local)
+                return _entry(key, infos, receipts, local)
             if local is not None:
                 return local
     except StoreError as e:
@@ -92,11 +94,13 @@ def _session_key(info: SessionInfo) -> str:
 
 
 def _entry(
-    store: SessionStore, key: str, infos: list[SessionInfo], local: dict[str, Any] | None
+    key: str,
+    infos: list[SessionInfo],
+    receipts: dict[str, dict[str, Any]],
+    local: dict[str, Any] | None,
 ) -> dict[str, Any]:
     latest = infos[0]
-    record = store.last_compaction(latest.id) if latest.compactions else None
-    receipt = dict(record.receipt) if record is not None else None
+    receipt = receipts.get(latest.id)
     if receipt is None and local is not None:
         receipt = local["last_receipt"]
     return {

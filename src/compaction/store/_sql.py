@@ -365,12 +365,16 @@ class SQLStore(ABC):
         )
         return [compaction_record(session_id, row) for row in rows]
 
-    def last_compaction(self, session_id: str) -> CompactionRecord | None:
+    def latest_receipts(self, limit: int = 50) -> dict[str, dict[str, Any]]:
         rows = self._read(
-            _COMPACTION_COLUMNS + " WHERE session_id = ? ORDER BY number DESC LIMIT 1",
-            (session_id,),
+            "SELECT c.session_id, c.receipt FROM compactions c"
+            " JOIN (SELECT id FROM sessions ORDER BY updated_at DESC, id LIMIT ?) s"
+            " ON s.id = c.session_id"
+            " WHERE c.number = (SELECT max(number) FROM compactions d"
+            " WHERE d.session_id = c.session_id)",
+            (limit,),
         )
-        return compaction_record(session_id, rows[0]) if rows else None
+        return {sid: json.loads(receipt) for sid, receipt in rows}
 
     def view(self, session_id: str) -> tuple[tuple[Message, ...], tuple[int | None, ...]]:
         with self._snapshot() as db:

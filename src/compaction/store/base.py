@@ -254,8 +254,9 @@ class SessionStore(Protocol):
         """Every compaction of the session, in order."""
         ...
 
-    def last_compaction(self, session_id: str) -> CompactionRecord | None:
-        """The session's latest compaction (None: it has none)."""
+    def latest_receipts(self, limit: int = 50) -> dict[str, dict[str, Any]]:
+        """The receipt of the latest compaction of each of the `limit` most recently updated
+        sessions (as `sessions(limit)` lists them) that has one, by session id; one read."""
         ...
 
     def view(self, session_id: str) -> tuple[tuple[Message, ...], tuple[int | None, ...]]:
