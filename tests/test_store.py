@@ -382,6 +382,32 @@ def test_two_connections_see_each_others_writes(store_location: str) -> None:
         assert [m.text for m in writer.view("s")[0]] == ["hello", "hi"]
 
 
+def test_requests_counted_by_two_writers_add_up(store_location: str) -> None:
+    """What the proxy's status reads: every writer's requests in one count, the last one's
+    token figures, and the token sums of the session's compactions."""
+    with open_store(store_location) as one, open_store(store_location) as other:
+        log = compacted_store(one)
+        for n, writer in enumerate([one, other, one]):
+            writer.record_request("s", tokens_before=100 + n, tokens_after=50 + n)
+        (record,) = other.compactions("s")
+        for reader in (one, other):
+            info = reader.session("s")
+            assert (info.requests, info.last_tokens_before, info.last_tokens_after) == (3, 102, 52)
+            assert (info.compactions, info.tokens_before, info.tokens_after) == (
+                1,
+                record.tokens_before,
+                record.tokens_after,
+            )
+            assert info.tokens_before > info.tokens_after > 0
+            assert reader.latest_receipts() == {"s": dict(record.receipt)}
+        assert one.session(log.session_id).to_dict()["requests"] == 3
+        one.create_session("fresh")
+        assert one.latest_receipts(limit=1) == {}, "the newest session has no compaction"
+        assert one.session("fresh").requests == 0
+        with pytest.raises(SessionNotFoundError):
+            one.record_request("missing", tokens_before=1, tokens_after=1)
+
+
 # -- locations --------------------------------------------------------------------------------
 
 

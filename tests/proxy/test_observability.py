@@ -64,3 +64,49 @@ async def test_metrics_in_prometheus_text_format() -> None:
         assert 'compaction_proxy_upstream_seconds_count{endpoint="other"} 1' in text
         for line in text.splitlines():
             assert line.startswith("#") or re.match(r"^[a-z_]+(\{[^}]*\})? [0-9.e+-]+$", line), line
+
+
+async def test_replicas_on_one_store_report_the_same_status(store_location: str) -> None:
+    """Two proxies, each with its own store object on one database, sessions alternating
+    between them: either one's status has every session with every request, compaction and
+    token figure, its last receipt included; each names itself in status and metrics."""
+    from compaction.store import open_store
+
+    with open_store(store_location) as store_a, open_store(store_location) as store_b:
+        async with (
+            running(compaction=POLICY, store=store_a, replica="a") as a,
+            running(compaction=POLICY, store=store_b, replica="b") as b,
+        ):
+            for name, first in (("one", a), ("two", b)):
+                history = chat_history(12)
+                for turn in range(3):
+                    history = [*history, *chat_history(1, start=12 + turn)]
+                    replica = first if turn % 2 == 0 else (b if first is a else a)
+                    response = await replica.client.post(
+                        "/v1/chat/completions",
+                        json=chat(history),
+                        headers={"x-compaction-session": name},
+                    )
+                    assert response.status_code == 200
+            status_a, status_b = await a.status(), await b.status()
+            metrics_a = (await a.client.get("/metrics")).text
+            own = [(await r.client.get("/compaction/sessions/one")).json() for r in (a, b)]
+    assert (status_a.pop("replica"), status_b.pop("replica")) == ("a", "b")
+    assert status_a == status_b
+    by_id = {s["id"]: s for s in status_a["sessions"]}
+    assert set(by_id) == {"one", "two"} and status_a["count"] == 2
+    for session in by_id.values():
+        assert (session["requests"], session["branches"]) == (3, 1)
+        assert session["compactions"] >= 1
+        assert session["tokens_before"] > session["tokens_after"] > 0
+        assert session["last_receipt"]["status"] == "compacted"
+    assert 'compaction_proxy_replica_info{replica="a"} 1' in metrics_a
+    assert own[0] == own[1], "the session's own view, from either replica"
+    assert own[0]["requests"] == 3 and own[0]["last_receipt"]["summaries"]
+
+
+def test_a_replica_name_is_escaped_in_metrics() -> None:
+    from compaction.proxy.metrics import Metrics
+
+    text = Metrics(replica='host "x"\\1\n').render()
+    assert 'compaction_proxy_replica_info{replica="host \\"x\\"\\\\1\\n"} 1' in text

@@ -17,7 +17,13 @@ import uvicorn
 from click.testing import CliRunner
 
 from compaction.cli import cli
-from compaction.cli.serve import access_logged_config, load_policy, redact_query, summarizer_for
+from compaction.cli.serve import (
+    access_logged_config,
+    load_policy,
+    redact_query,
+    replica_name,
+    summarizer_for,
+)
 from compaction.providers import AnthropicProvider, OpenAIProvider
 from compaction.proxy import ProxySettings, create_app
 from compaction.store import open_store
@@ -256,6 +262,14 @@ async def test_keys_in_the_query_string_are_redacted_in_the_access_log() -> None
     (line,) = [line for line in lines if "/v1/models" in line]
     assert "SECRET" not in line
     assert "limit=2" in line and "api_key=***" in line and "key=***" in line
+
+
+def test_a_replica_is_named_by_where_it_listens() -> None:
+    import socket
+
+    assert replica_name("127.0.0.1", 8787) == "127.0.0.1:8787"
+    assert replica_name("0.0.0.0", 9000) == f"{socket.gethostname()}:9000"
+    assert replica_name("::", 9000) == f"{socket.gethostname()}:9000"
 
 
 def test_redact_query_keeps_what_names_no_secret() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
 
@@ -159,6 +160,11 @@ def summarizer_for(
     help="Seconds in-flight requests get at shutdown.",
 )
 @click.option(
+    "--replica",
+    help="This replica's name in status and metrics (default: HOST:PORT, the machine's name "
+    "for a wildcard host).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     default="info",
@@ -190,6 +196,7 @@ def serve_command(
     connect_timeout: float,
     recall_tool: bool,
     graceful_timeout: float,
+    replica: str | None,
     log_level: str,
 ) -> None:
     """Run the compaction proxy in front of an OpenAI- and/or Anthropic-compatible upstream.
@@ -234,6 +241,7 @@ def serve_command(
         read_timeout=upstream_timeout,
         compaction_deadline=compaction_deadline,
         recall_tool=recall_tool,
+        replica=replica or replica_name(host, port),
     )
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is too much
@@ -242,6 +250,14 @@ def serve_command(
         app, host=host, port=port, log_level=log_level, graceful_timeout=graceful_timeout
     )
     uvicorn.Server(config).run()
+
+
+def replica_name(host: str, port: int) -> str:
+    """The replica's default name: where it listens, with the machine's name in place of a
+    wildcard address (which every machine shares)."""
+    if host in ("", "0.0.0.0", "::"):
+        host = socket.gethostname()
+    return f"{host}:{port}"
 
 
 def access_logged_config(

@@ -2,7 +2,8 @@
 through, status and metrics.
 
     POST /v1/chat/completions, /v1/responses, /v1/messages   compacted when over budget
-    GET  /compaction/status                                   per-session counts and tokens
+    GET  /compaction/status                                   per-session counts and tokens,
+                                                              the same from every replica
     GET  /compaction/sessions/{name}                          one session, content included,
                                                               for its own key or the admin token
     GET  /metrics                                             Prometheus text
@@ -35,6 +36,7 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -59,6 +61,7 @@ from compaction.proxy.metrics import Metrics
 from compaction.proxy.recall_stream import relay_answering_recalls
 from compaction.proxy.sessions import SESSION_HEADER, Prepared, Sessions
 from compaction.proxy.settings import ProxySettings
+from compaction.proxy.status import counted_log, shared_session, shared_status
 from compaction.proxy.streaming import RelayResponse, is_event_stream, relay
 from compaction.proxy.tenants import presented_keys, public_status, scoped, tenant
 from compaction.proxy.upstream import (
@@ -150,7 +153,7 @@ class Proxy:
         summarizer: Provider | None,
     ) -> None:
         self.settings = settings
-        self.metrics = Metrics()
+        self.metrics = Metrics(replica=settings.replica_name)
         self._own_store = store is None
         self.store = store if store is not None else open_store(settings.store)
         self.offload = Offload(workers=settings.workers, threshold=settings.offload_bytes)
@@ -199,7 +202,10 @@ class Proxy:
             self._authorize(request, admin=True)
         except ProxyError as e:
             return error_response("openai", e)
-        return JSONResponse(public_status(self.sessions.status()))
+        status = await run_in_threadpool(
+            shared_status, self.store, self.sessions.status(), limit=self.settings.max_sessions
+        )
+        return JSONResponse({"replica": self.settings.replica_name, **public_status(status)})
 
     async def session(self, request: Request) -> Response:
         """One session with its last receipt (summaries included): for a request carrying
@@ -208,16 +214,16 @@ class Proxy:
         key = request.path_params["key"]
         try:
             self._authorize(request, admin=True)
-            session = None
-            if self._is_admin(request):
-                session = self.sessions.get(key)
-            if session is None:
-                session = self.sessions.get(scoped(key, self._tenant(request)))
+            keys = [key] if self._is_admin(request) else []
+            keys.append(scoped(key, self._tenant(request)))
+            session = await run_in_threadpool(
+                shared_session, self.store, self.sessions, keys, limit=self.settings.max_sessions
+            )
             if session is None:
                 raise ProxyError(404, f"no session {key!r} for this key", code="not_found")
         except ProxyError as e:
             return error_response("openai", e)
-        return JSONResponse(session.to_dict())
+        return JSONResponse(session)
 
     async def metrics_text(self, request: Request) -> Response:
         try:
@@ -274,7 +280,7 @@ class Proxy:
         try:
             # The deadline reaches the summarizer's calls in the compaction's worker thread.
             with provider_deadline(self.settings.deadline):
-                return await self.sessions.prepare(
+                prepared = await self.sessions.prepare(
                     api, payload, body, header, self._tenant(request)
                 )
         except ProxyError:
@@ -289,6 +295,22 @@ class Proxy:
             # A bug of ours must not stop the agent either: the request goes as it came.
             logger.exception("compaction failed unexpectedly; forwarding the request as it came")
             return Prepared(body)
+        await self._count(prepared, self.offload.large(len(body)))
+        return prepared
+
+    async def _count(self, prepared: Prepared, large: bool) -> None:
+        """Count the request in the store, where every replica's status reads it."""
+        log, session = counted_log(prepared), prepared.session
+        if log is None or session is None:
+            return
+        before, after = session.stats.last_tokens_before, session.stats.last_tokens_after
+        try:
+            await self.offload.run(
+                large,
+                lambda: self.store.record_request(log, tokens_before=before, tokens_after=after),
+            )
+        except StoreError as e:
+            logger.error("session store failed, the request is not counted in status: %s", e)
 
     async def _forward(
         self, request: Request, api: Api, prepared: Prepared, offer_recall: bool

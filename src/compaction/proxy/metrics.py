@@ -7,6 +7,11 @@
     compaction_proxy_overflow_retries_total{endpoint}      context-length errors retried
     compaction_proxy_upstream_errors_total{kind}           unreachable / timeout / broken stream
     compaction_proxy_upstream_seconds{endpoint}            time to the upstream's response head
+    compaction_proxy_replica_info{replica}                 1, naming this process
+
+Every figure is this process's own. Replicas sharing one store each expose theirs: a
+scraper labels each target (Prometheus' `instance`), and `sum without (instance)` adds
+them up; `compaction_proxy_replica_info` names the replica behind a target as status does.
 
 Everything runs on the event loop (compactions report after their worker thread returns),
 so plain integers suffice. Labels are bounded: endpoints are the three APIs and "other".
@@ -37,7 +42,8 @@ class Histogram:
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, replica: str = "") -> None:
+        self.replica = replica
         self.requests: Counter[tuple[str, int]] = Counter()
         self.in_flight = 0
         self.compactions: Counter[str] = Counter()
@@ -66,6 +72,8 @@ class Metrics:
             out.append(f"# HELP {name} {text}")
             out.append(f"# TYPE {name} {kind}")
 
+        family("compaction_proxy_replica_info", "gauge", "The replica these figures are of.")
+        out.append(f'compaction_proxy_replica_info{{replica="{_label(self.replica)}"}} 1')
         family("compaction_proxy_requests_total", "counter", "Requests answered.")
         for (endpoint, status), n in sorted(self.requests.items()):
             out.append(
@@ -125,3 +133,8 @@ class Metrics:
                 f"{histogram.count}"
             )
         return "\n".join(out) + "\n"
+
+
+def _label(value: str) -> str:
+    """`value` as a label value of the text format (backslash, quote and newline escaped)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -6,6 +6,8 @@ This module must never read the environment or files: the command line does that
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass, field
 
 from compaction.config import CompactionConfig
@@ -28,7 +30,8 @@ class ProxySettings:
     `anthropic-version` header. `upstream_key`, when set, replaces the client's key toward
     the upstream; `require_key`, when set, is the key clients must present to the proxy;
     `admin_token`, when set, shows any session's content (`GET /compaction/sessions/…`) and
-    opens status and metrics.
+    opens status and metrics. `replica` names this process in status and metrics (default:
+    the host name and process id), so that replicas sharing one store tell themselves apart.
     """
 
     upstream: str
@@ -53,6 +56,11 @@ class ProxySettings:
     # `workers` threads (`compaction.proxy.work`).
     workers: int = DEFAULT_WORKERS
     offload_bytes: int = DEFAULT_THRESHOLD
+    replica: str | None = None
+
+    @property
+    def replica_name(self) -> str:
+        return self.replica or f"{socket.gethostname()}:{os.getpid()}"
 
     @property
     def deadline(self) -> float:

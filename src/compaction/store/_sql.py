@@ -59,7 +59,10 @@ __all__ = ["Connection", "SQLStore", "apply_migrations", "in_session"]
 _SESSION_COLUMNS: LiteralString = (
     "SELECT id, created_at, updated_at, agent, model, dialect, meta,"
     " (SELECT count(*) FROM messages m WHERE m.session_id = s.id),"
-    " (SELECT count(*) FROM compactions c WHERE c.session_id = s.id)"
+    " (SELECT count(*) FROM compactions c WHERE c.session_id = s.id),"
+    " requests, last_tokens_before, last_tokens_after,"
+    " (SELECT coalesce(sum(tokens_before), 0) FROM compactions c WHERE c.session_id = s.id),"
+    " (SELECT coalesce(sum(tokens_after), 0) FROM compactions c WHERE c.session_id = s.id)"
     " FROM sessions s"
 )
 _COMPACTION_COLUMNS: LiteralString = (
@@ -188,6 +191,18 @@ class SQLStore(ABC):
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         rows = self._read(_SESSION_COLUMNS + " ORDER BY updated_at DESC, id LIMIT ?", (limit,))
         return [session_info(r) for r in rows]
+
+    def record_request(
+        self, session_id: str, *, tokens_before: int | None, tokens_after: int | None
+    ) -> None:
+        with self._write() as db:
+            counted = db.execute(
+                "UPDATE sessions SET requests = requests + 1, last_tokens_before = ?,"
+                " last_tokens_after = ?, updated_at = ? WHERE id = ?",
+                (tokens_before, tokens_after, time.time(), session_id),
+            )
+            if counted.rowcount == 0:
+                raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
 
     # -- messages --------------------------------------------------------------------------
 
@@ -349,6 +364,17 @@ class SQLStore(ABC):
             _COMPACTION_COLUMNS + " WHERE session_id = ? ORDER BY number", (session_id,)
         )
         return [compaction_record(session_id, row) for row in rows]
+
+    def latest_receipts(self, limit: int = 50) -> dict[str, dict[str, Any]]:
+        rows = self._read(
+            "SELECT c.session_id, c.receipt FROM compactions c"
+            " JOIN (SELECT id FROM sessions ORDER BY updated_at DESC, id LIMIT ?) s"
+            " ON s.id = c.session_id"
+            " WHERE c.number = (SELECT max(number) FROM compactions d"
+            " WHERE d.session_id = c.session_id)",
+            (limit,),
+        )
+        return {sid: json.loads(receipt) for sid, receipt in rows}
 
     def view(self, session_id: str) -> tuple[tuple[Message, ...], tuple[int | None, ...]]:
         with self._snapshot() as db:

@@ -60,6 +60,14 @@ class SessionInfo:
     meta: Mapping[str, Any] = field(default_factory=dict)
     messages: int = 0
     compactions: int = 0
+    # What `record_request` counted (the proxy: requests served, by any replica), and the
+    # token figures of the last one: the view plus its new messages, then what went upstream.
+    requests: int = 0
+    last_tokens_before: int | None = None
+    last_tokens_after: int | None = None
+    # Sums over the session's compactions.
+    tokens_before: int = 0
+    tokens_after: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +80,11 @@ class SessionInfo:
             "meta": dict(self.meta),
             "messages": self.messages,
             "compactions": self.compactions,
+            "requests": self.requests,
+            "last_tokens_before": self.last_tokens_before,
+            "last_tokens_after": self.last_tokens_after,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
         }
 
 
@@ -186,6 +199,15 @@ class SessionStore(Protocol):
         """Sessions, most recently updated first."""
         ...
 
+    def record_request(
+        self, session_id: str, *, tokens_before: int | None, tokens_after: int | None
+    ) -> None:
+        """Count one request of the session (`SessionInfo.requests`) and keep its token
+        figures as the last ones, and mark it updated; `SessionNotFoundError` when there is
+        no such session.
+        Every writer adds to the same count, so replicas on one database share it."""
+        ...
+
     # -- messages --------------------------------------------------------------------------
 
     def append(
@@ -230,6 +252,11 @@ class SessionStore(Protocol):
 
     def compactions(self, session_id: str) -> list[CompactionRecord]:
         """Every compaction of the session, in order."""
+        ...
+
+    def latest_receipts(self, limit: int = 50) -> dict[str, dict[str, Any]]:
+        """The receipt of the latest compaction of each of the `limit` most recently updated
+        sessions (as `sessions(limit)` lists them) that has one, by session id; one read."""
         ...
 
     def view(self, session_id: str) -> tuple[tuple[Message, ...], tuple[int | None, ...]]:
@@ -337,7 +364,9 @@ def assemble_view(
 
 
 def session_info(row: Sequence[Any]) -> SessionInfo:
-    sid, created, updated, agent, model, dialect, meta, n_messages, n_compactions = row
+    """A `SessionInfo` from the columns `SQLStore` reads (`_SESSION_COLUMNS`)."""
+    (sid, created, updated, agent, model, dialect, meta, n_messages, n_compactions) = row[:9]
+    requests, last_before, last_after, before, after = row[9:]
     return SessionInfo(
         sid,
         float(created),
@@ -348,6 +377,11 @@ def session_info(row: Sequence[Any]) -> SessionInfo:
         json.loads(meta),
         int(n_messages),
         int(n_compactions),
+        int(requests),
+        last_before,
+        last_after,
+        int(before),
+        int(after),
     )
 
 

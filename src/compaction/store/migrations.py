@@ -117,6 +117,16 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         INSERT INTO archive_words (archive_words) VALUES ('rebuild');
         """,
     ),
+    (
+        # Requests counted in the store, so every proxy replica on one database reports the
+        # same figures for a session (`SessionStore.record_request`).
+        "006_session_requests",
+        """
+        ALTER TABLE sessions ADD COLUMN requests INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN last_tokens_before INTEGER;
+        ALTER TABLE sessions ADD COLUMN last_tokens_after INTEGER;
+        """,
+    ),
 )
 
 

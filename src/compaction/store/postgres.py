@@ -127,6 +127,16 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         );
         """,
     ),
+    (
+        # Requests counted in the store, so every proxy replica on one database reports the
+        # same figures for a session (`SessionStore.record_request`).
+        "005_session_requests",
+        """
+        ALTER TABLE sessions ADD COLUMN requests INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN last_tokens_before INTEGER;
+        ALTER TABLE sessions ADD COLUMN last_tokens_after INTEGER;
+        """,
+    ),
 )
 
 
