@@ -12,6 +12,7 @@ functions it caches compute.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections import OrderedDict
@@ -40,10 +41,16 @@ def text_cache(
         @functools.wraps(function)
         def cached(*args: P.args, **kwargs: P.kwargs) -> R:
             key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
-            with lock:
-                if key in entries:
+            # A hit takes no lock: one dict read and one reordering are atomic in CPython,
+            # and an entry evicted between the two is simply not moved.
+            try:
+                hit = entries[key]
+            except KeyError:
+                pass
+            else:
+                with contextlib.suppress(KeyError):
                     entries.move_to_end(key)
-                    return entries[key]
+                return hit
             value = function(*args, **kwargs)
             size = sum(len(a) for a in args if isinstance(a, str)) + 64
             if size > max_chars:

@@ -26,6 +26,7 @@ from compaction.messages import (
 from compaction.strategies.base import StepReport, Workspace
 from compaction.summarize import signals, tools
 from compaction.summarize.digest import MASK_PREFIX, Placeholder, write_placeholder
+from compaction.summarize.digest.events import exit_status
 
 
 class MaskStrategy(BaseModel):
@@ -89,7 +90,7 @@ class MaskStrategy(BaseModel):
         """The text standing in for `part`; `handle` names the archived original message."""
         text = part.text
         outcome, errors = signals.outcome_of(text, is_error=part.is_error)
-        status = _exit_status(call.name if call else None, text)
+        status = exit_status(call.name if call else None, text)
         if status is not None:
             outcome = "ok" if status == 0 else f"exit {status}"
         lines = text.count("\n") + 1 if text else 0
@@ -111,11 +112,6 @@ class MaskStrategy(BaseModel):
                 signals.test_summary(text),
             )
         )
-
-
-@text_cache()
-def _exit_status(name: str | None, text: str) -> int | None:
-    return tools.command_exit_status(name, text)
 
 
 @text_cache()

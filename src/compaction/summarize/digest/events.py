@@ -234,7 +234,7 @@ class Reader:
         if self._pending_action is not None:
             action = self._pending_action
             outcome, errors = signals.outcome_of(output)
-            status = tools.command_exit_status(None, output)
+            status = exit_status(None, output)
             if status is not None:
                 outcome, errors = ("ok", ()) if status == 0 else (f"exit {status}", errors)
             first = signals.clip(action.splitlines()[0].strip(), 200)
@@ -323,7 +323,7 @@ def _result_events(
         found = placeholder.identifiers
     else:
         outcome, errors = signals.outcome_of(text, is_error=result.is_error)
-        status = tools.command_exit_status(call.name if call else None, text)
+        status = exit_status(call.name if call else None, text)
         if status is not None:
             outcome = "ok" if status == 0 else f"exit {status}"
             if status == 0:
@@ -386,6 +386,12 @@ def _open_file_in(text: str) -> str | None:
     if opened and opened[-1].strip() not in ("n/a", ""):
         return str(opened[-1]).strip()
     return None
+
+
+@text_cache()
+def exit_status(name: str | None, output: str) -> int | None:
+    """The exit status a known tool's output states (`tools.command_exit_status`), cached."""
+    return tools.command_exit_status(name, output)
 
 
 @text_cache()
