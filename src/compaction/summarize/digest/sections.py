@@ -675,8 +675,11 @@ class Decisions(Section[DecisionsState]):
             if skip:
                 skip = False
                 continue
+            # "X rather than Y" replaces a plan only where it decides something besides
+            # the comparison ("I'll use X instead of Y"), not where it describes code.
+            replacing = _REPLACING.search(sentence) is not None
             reversal = _REVERSAL.search(sentence) is not None or (
-                decision and _REPLACING.search(sentence) is not None
+                replacing and signals.is_decision(_REPLACING.sub(" ", sentence))
             )
             if not (decision or reversal):
                 continue
