@@ -132,3 +132,25 @@ async def test_a_compacted_request_is_parsed_once_counted_once_and_validated_at_
             reply = {"role": "assistant", "content": f"Step {turn} done."}
             history = [*history, reply, {"role": "user", "content": "Go on."}]
         assert (await h.status())["sessions"][0]["compactions"] >= 1
+
+
+async def test_a_history_breaking_a_rule_is_judged_once_and_then_forwarded_untouched(
+    work: Work,
+) -> None:
+    history = chat_history(12)
+    history.insert(3, {"role": "tool", "tool_call_id": "nobody", "content": "orphan"})
+    async with running(compaction=POLICY) as h:
+        for turn in range(3):
+            body = raw(chat(history))
+            response = await h.client.post("/v1/chat/completions", content=body)
+            assert response.status_code == 200
+            assert h.upstream.last.body == body  # the client's own rule break: as it came
+            calls = work.take()
+            assert _proxy_side(calls) == {"proxy.parse": 1, "proxy.count": 1}, calls
+            if turn:  # judged on the first request; its history comes again every time
+                assert calls == {"proxy.parse": 1, "proxy.count": 1}, f"request {turn}: {calls}"
+            reply = {"role": "assistant", "content": f"Step {turn} done."}
+            history = [*history, reply, {"role": "user", "content": "Go on."}]
+        metrics = (await h.client.get("/metrics")).text
+        assert 'compaction_proxy_invalid_history_total{endpoint="openai"} 1' in metrics
+        assert (await h.status())["sessions"][0]["compactions"] == 0
