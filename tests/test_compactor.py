@@ -303,3 +303,19 @@ def test_one_conversations_cooldown_does_not_silence_another() -> None:
     other = coding_session(12)  # about 16k tokens: under the stuck one's floor
     assert compactor.should_compact(other), "an unrelated conversation is not cooling down"
     assert compactor.compact(other).receipt.status == "compacted"
+
+
+def test_the_receipt_names_the_rule_breaks_the_result_kept_from_its_input() -> None:
+    conversation = coding_session(30)
+    config = CompactionConfig(token_threshold=5000, max_tokens=4000)
+    clean = Compactor(config).compact(conversation)
+    assert clean.receipt.status == "compacted"
+    assert clean.receipt.inherited_violations == []
+    # the client's own orphan, among the recent messages a compaction keeps verbatim
+    orphans = results(("call_nobody", "orphan output"))
+    messages = conversation.messages
+    broken = conversation.with_messages((*messages[:-2], *orphans, *messages[-2:]))
+    assert [v.rule for v in validate_for(broken)] == ["orphan_tool_result"]
+    result = Compactor(config).compact(broken)
+    assert result.receipt.status == "compacted"
+    assert [v.rule for v in result.receipt.inherited_violations] == ["orphan_tool_result"]

@@ -477,8 +477,7 @@ def _serialize(api: ApiName, prepared: Prepared, offer_recall: bool) -> None:
 
 
 def _sent(prepared: Prepared) -> dict[str, Any]:
-    if prepared.sent is None:
-        raise AssertionError("only a request the proxy rewrote offers the recall tool")
+    assert prepared.sent is not None, "only a request the proxy rewrote offers the recall tool"
     return prepared.sent
 
 
