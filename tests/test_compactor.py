@@ -342,3 +342,19 @@ def test_a_third_party_strategy_runs_in_the_pipeline() -> None:
     assert result.receipt.steps[0].strategy == "drop-oldest-tool"
     assert any(r.text == "(gone)" for m in result.conversation for r in m.tool_results)
     assert validate_for(result.conversation) == []
+
+
+def test_the_receipt_names_the_rule_breaks_the_result_kept_from_its_input() -> None:
+    conversation = coding_session(30)
+    config = CompactionConfig(token_threshold=5000, max_tokens=4000)
+    clean = Compactor(config).compact(conversation)
+    assert clean.receipt.status == "compacted"
+    assert clean.receipt.inherited_violations == []
+    # the client's own orphan, among the recent messages a compaction keeps verbatim
+    orphans = results(("call_nobody", "orphan output"))
+    messages = conversation.messages
+    broken = conversation.with_messages((*messages[:-2], *orphans, *messages[-2:]))
+    assert [v.rule for v in validate_for(broken)] == ["orphan_tool_result"]
+    result = Compactor(config).compact(broken)
+    assert result.receipt.status == "compacted"
+    assert [v.rule for v in result.receipt.inherited_violations] == ["orphan_tool_result"]

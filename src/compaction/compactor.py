@@ -68,6 +68,9 @@ class Receipt:
     estimated: bool = False
     notes: list[str] = field(default_factory=list)
     reason: str | None = None
+    # Rules the input already broke that the result still breaks: a compaction answers only
+    # for the violations it would add, and leaves the caller to judge these.
+    inherited_violations: list[Violation] = field(default_factory=list)
 
     @property
     def summarizer_calls(self) -> int:
@@ -316,7 +319,8 @@ class Compactor:
         result = conversation.with_messages(messages)
         after = counter.count(result).total
         summaries = [p.text for m in messages for p in m.parts if isinstance(p, SummaryPart)]
-        violations = new_violations(conversation, result)
+        found = validate_for(result)
+        violations = new_violations(conversation, result, found=found)
         if violations:
             failed = receipt(
                 "failed",
@@ -364,6 +368,7 @@ class Compactor:
             summaries=summaries,
             protected_tokens=protected_tokens,
             reason=reason,
+            inherited_violations=found,
         )
         if self.after_compact is not None:
             self.after_compact(result, done)
@@ -530,9 +535,12 @@ def recent_tail_start(
     return start
 
 
-def new_violations(before: Conversation, after: Conversation) -> list[Violation]:
-    """Violations of `after` beyond those `before` already had (compared by rule)."""
-    found = validate_for(after)
+def new_violations(
+    before: Conversation, after: Conversation, *, found: list[Violation] | None = None
+) -> list[Violation]:
+    """Violations of `after` beyond those `before` already had (compared by rule); `found`:
+    those of `after`, when the caller has them already."""
+    found = validate_for(after) if found is None else found
     if not found:
         return []
     budget = collections.Counter(v.rule for v in validate_for(before))

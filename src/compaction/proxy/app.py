@@ -12,7 +12,9 @@ through, status and metrics.
 The hot path of a request that needs no compaction: read the body (bounded), parse it once,
 compare its history with the session's previous request, decode and count only the new
 messages (the per-message token cache answers for the rest), log them, and forward the
-original bytes; the response is relayed as it arrives. The steps of a large request
+original bytes; the response is relayed as it arrives. A request the proxy rewrites is
+carried to the end as the dict it wrote (the recall tool added to it there, recalls answered
+from it) and serialized once. The steps of a large request
 (parsing, decoding, counting, logging, encoding) run in a bounded worker pool
 (`compaction.proxy.work`), so it never holds up the other sessions. Compaction (tokenizing, maybe a
 summarizer call) runs in a worker thread, never on the event loop, within the settings'
@@ -267,8 +269,8 @@ class Proxy:
                 and prepared.rewritten
                 and (not stream or api.name in _RECALL_IN_STREAMS)
             )
-            if offer_recall:
-                prepared.body = await self.offload.run(large, _offered, api.name, prepared.body)
+            if prepared.sent is not None:
+                await self.offload.run(large, _serialize, api.name, prepared, offer_recall)
             return await self._forward(request, api, prepared, offer_recall)
         except ProxyError as e:
             return error_response(api.name, e)
@@ -339,8 +341,7 @@ class Proxy:
                         stated.window if stated is not None else "not stated",
                         harder.tokens,
                     )
-                    if offer_recall:
-                        harder.body = dumps(recall.offer(api.name, json.loads(harder.body)))
+                    _serialize(api.name, harder, offer_recall)
                     response, _ = await self._open(api.name, "POST", url, headers, harder.body)
                     prepared = harder
                     if response.status_code < 400 and not offer_recall:
@@ -353,7 +354,7 @@ class Proxy:
             if not _is_stream(response):
                 return await self._answer_recalls(api, url, headers, prepared, response)
             if prepared.branch is not None and is_event_stream(response):
-                log, sent = prepared.branch.log, json.loads(prepared.body)
+                log, sent = prepared.branch.log, _sent(prepared)
                 return self._relayed_answering_recalls(api, url, headers, log, sent, response)
         if _small_whole(response):
             # A complete small JSON answer: relaying it as a stream would only add a task
@@ -370,7 +371,7 @@ class Proxy:
         response: httpx.Response,
     ) -> Response:
         content = await _read_all(response)
-        body = json.loads(prepared.body)
+        body = _sent(prepared)
         branch = prepared.branch
         for _ in range(recall.MAX_ROUNDS):
             try:
@@ -488,8 +489,18 @@ class Proxy:
         return b"".join(chunks)
 
 
-def _offered(api: ApiName, body: bytes) -> bytes:
-    return dumps(recall.offer(api, json.loads(body)))
+def _serialize(api: ApiName, prepared: Prepared, offer_recall: bool) -> None:
+    """Write the body the proxy rewrote (`prepared.sent`), with the recall tool when it is
+    offered: the one serialization of a rewritten request."""
+    sent = _sent(prepared)
+    if offer_recall:
+        sent = prepared.sent = recall.offer(api, sent)
+    prepared.body = dumps(sent)
+
+
+def _sent(prepared: Prepared) -> dict[str, Any]:
+    assert prepared.sent is not None, "only a request the proxy rewrote offers the recall tool"
+    return prepared.sent
 
 
 def _presents(request: Request, key: str) -> bool:

@@ -43,9 +43,9 @@ class Branch:
     raw_tools: Any = None
     tools: tuple[Any, ...] = ()
     rewritten: bool = False
-    # The tokens of the view's messages (framing included, tools and reply priming not),
-    # kept up to date as messages are appended so a request costs only its new messages.
-    token_sum: int | None = None
+    # The client's history breaks a rule its compaction would keep; every later request
+    # re-sends that history, so the branch goes upstream as it comes, uncompacted.
+    breaks_rules: bool = False
 
     def extended_by(self, items: list[Any] | None, head: Any) -> bool:
         """Whether `items` (with `head`) continue this branch's last request: equal as sent

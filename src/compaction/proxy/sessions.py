@@ -13,24 +13,30 @@ shared, one per model, and they are thread-safe. Concurrent sessions never share
 else.
 
 The next request of a session re-sends the whole history plus a turn. When it extends a
-branch, only the new items are decoded, logged and counted, and the view's older messages
-keep their identity, so the per-message token cache answers for them. Once a session has
-compacted, each request is forwarded as its fields (model, tools, stream, …) around the
-log's view, which holds the earlier summaries: the summarize strategy is anchored on the
-previous summary, so each compaction pays only for the newly dropped span. Until a session
+branch, only the new items are decoded and logged, and the view's older messages keep their
+identity. The proxy never counts on its own: one `Compactor.should_compact` per request
+counts the view (the counter keeps a running total per message sequence, so that costs
+about the new messages) and decides; a compaction's receipt says what the view counts
+after it. Once a session has compacted, each request is forwarded as its fields (model,
+tools, stream, …) around the log's view, which holds the earlier summaries: the summarize
+strategy is anchored on the previous summary, so each compaction pays only for the newly
+dropped span. Until a session
 first compacts, its requests go upstream byte for byte as they came. When a request extends
 no branch (the client edited, rewound, or retried with different content; or two
 conversations share a hash), it starts a fresh one: a new log (`<session>.<random>`,
 `meta.branch_of` naming the session) seeded with the request's whole history. Compactions of
 the old branch are not reused by the new one.
 
-Validation. The proxy judges a transcript by the dialect's rules only when it is about to
-rewrite it (a compaction); a request it forwards untouched is the upstream's to judge, so
-the proxy stays transparent for servers with looser rules. When the client's own history
-breaks a rule, or holds what the proxy cannot decode (a role of a newer API), the request
-goes as it came (a warning naming where, `compaction_proxy_invalid_history_total`): the
-proxy never refuses what the upstream would take, and the compactor answers only for the
-violations it would add.
+Validation. A request the proxy forwards untouched is the upstream's to judge, never
+validated, so the proxy stays transparent for servers with looser rules. A compaction is
+validated once, by the compactor, on its result (the history it came from only when the
+result breaks a rule, to tell the compaction's violations from the client's). When the
+compacted view keeps a rule the client's own history broke, or the history holds what the
+proxy cannot decode (a role of a newer API), the request goes as it came (a warning naming
+where, `compaction_proxy_invalid_history_total`), and so do the branch's later requests,
+which re-send that history: the proxy never refuses what the upstream would take, and the
+compactor answers only for the violations it would add. (A client's rule break inside the
+span a compaction replaces is gone from what goes upstream.)
 
 This module must never see a header other than the session header, nor log message content.
 """
@@ -58,7 +64,7 @@ from compaction.exceptions import (
 from compaction.log import SessionLog
 from compaction.messages import Conversation, Message
 from compaction.providers.base import Provider
-from compaction.proxy.apis import Api, dumps
+from compaction.proxy.apis import Api
 from compaction.proxy.branches import Branch, logged_items, map_items
 from compaction.proxy.errors import ProxyError, StatedWindow
 from compaction.proxy.identity import SESSION_HEADER, session_key
@@ -68,7 +74,6 @@ from compaction.proxy.tenants import NO_KEY, scoped
 from compaction.proxy.work import Offload
 from compaction.store import SessionStore
 from compaction.tokens import ConversationCounter
-from compaction.triggers import token_limit
 
 __all__ = ["SESSION_HEADER", "Prepared", "Session", "Sessions", "Stats", "overflow_target"]
 
@@ -119,7 +124,9 @@ class Session:
 
 @dataclass
 class Prepared:
-    """What to send upstream for one request, and what a retry needs."""
+    """What to send upstream for one request, and what a retry needs: `body`, the request's
+    bytes, go as they came unless the proxy rewrote the request; then `sent` is the body it
+    wrote, parsed, for the app to add its recall tool to and serialize once."""
 
     body: bytes
     session: Session | None = None
@@ -127,9 +134,13 @@ class Prepared:
     shell: Conversation | None = None
     tokens: int = 0
     view_size: int = 0
-    rewritten: bool = False
+    sent: dict[str, Any] | None = None
     compaction: Receipt | None = None
     max_output: int = 0  # the reply tokens the request reserves in the window
+
+    @property
+    def rewritten(self) -> bool:
+        return self.sent is not None
 
 
 class Sessions:
@@ -231,48 +242,43 @@ class Sessions:
         session.stats.requests += 1
         session.model = payload.get("model") if isinstance(payload.get("model"), str) else None
         shell = api.shell(payload)
-        branch, appended = await self._place(session, api, payload, shell, large)
+        branch = await self._place(session, api, payload, shell, large)
         shell = self._with_cached_tools(branch, payload, shell)
-        tokens = await self.offload.run(large, self._tokens, branch, shell, appended)
-        session.stats.last_tokens_before = tokens
+        conversation = branch.log.conversation(**_fields(shell))
+        # The one count of the request: the compactor's, per message cached by content and
+        # kept as a running total, so it costs about the request's new messages.
+        decision = await self.offload.run(large, branch.compactor.should_compact, conversation)
+        session.stats.last_tokens_before = decision.tokens
         prepared = Prepared(
-            body, session, branch, shell, tokens, max_output=api.max_output_tokens(payload)
+            body, session, branch, shell, decision.tokens, max_output=api.max_output_tokens(payload)
         )
-        if not self._below_every_trigger(branch, shell, tokens):
-
-            def judged() -> tuple[bool, list[Any]]:
-                conversation = branch.log.conversation(**_fields(shell))
-                if not branch.compactor.should_compact(conversation).compact:
-                    return False, []
-                return True, api.dialect.validate(conversation)
-
-            compact, violations = await self.offload.run(large, judged)
-            if compact:
-                if violations:
-                    # The client's own history breaks a rule: the upstream took it under
-                    # budget and is the judge of it; a compaction could only be blamed.
-                    logger.warning(
-                        "session %s: the client's history breaks %d %s rule(s) (first: %s); "
-                        "forwarding it as it came, uncompacted",
-                        session.key,
-                        len(violations),
-                        api.name,
-                        violations[0],
-                    )
-                    self.metrics.invalid_history[api.name] += 1
-                    session.stats.last_tokens_after = tokens
-                    return Prepared(body, session, tokens=tokens)
-                result = await self._compact(session, branch, shell, api)
-                if result is not None:
-                    prepared.compaction = result.receipt
+        if decision.compact and not branch.breaks_rules:
+            result = await self._compact(session, branch, conversation, api)
+            if result is not None and result.receipt.inherited_violations:
+                # The client's own history breaks a rule its compaction would keep: the
+                # upstream took it under budget and is the judge of it; a compaction could
+                # only be blamed. Its later requests re-send that history: they go as they
+                # come without being compacted again.
+                violations = result.receipt.inherited_violations
+                logger.warning(
+                    "session %s: the client's history breaks %d %s rule(s) (first: %s); "
+                    "forwarding it as it came, uncompacted",
+                    session.key,
+                    len(violations),
+                    api.name,
+                    violations[0],
+                )
+                self.metrics.invalid_history[api.name] += 1
+                branch.breaks_rules = True
+                session.stats.last_tokens_after = decision.tokens
+                return Prepared(body, session, tokens=decision.tokens)
+            if result is not None:
+                prepared.compaction = result.receipt
+                prepared.tokens = result.receipt.tokens_after
         if branch.rewritten:
-
-            def rewritten() -> tuple[bytes, int]:
-                view = branch.as_sent(api, branch.items)
-                return dumps(api.encode(shell, view)), self._tokens(branch, shell, 0)
-
-            prepared.body, prepared.tokens = await self.offload.run(large, rewritten)
-            prepared.rewritten = True
+            prepared.sent = await self.offload.run(
+                large, lambda: api.encode(shell, branch.as_sent(api, branch.items))
+            )
         prepared.view_size = len(branch.log.messages)
         session.stats.last_tokens_after = prepared.tokens
         return prepared
@@ -292,20 +298,20 @@ class Sessions:
         async with session.lock:
             if session.branches[0] is not branch or len(branch.log.messages) != prepared.view_size:
                 return None
-            result = await self._compact(session, branch, shell, api, target=target)
+            conversation = branch.log.conversation(**_fields(shell))
+            result = await self._compact(session, branch, conversation, api, target=target)
             if result is None:
                 return None
             messages = branch.log.messages
             encoded = await self.offload.run(
                 self.offload.large(len(prepared.body)),
-                lambda: dumps(api.encode(shell, branch.as_sent(api, branch.items))),
+                lambda: api.encode(shell, branch.as_sent(api, branch.items)),
             )
             return replace(
                 prepared,
-                body=encoded,
+                sent=encoded,
                 tokens=result.receipt.tokens_after,
                 view_size=len(messages),
-                rewritten=True,
                 compaction=result.receipt,
             )
 
@@ -318,9 +324,8 @@ class Sessions:
         payload: dict[str, Any],
         shell: Conversation,
         large: bool = False,
-    ) -> tuple[Branch, int | None]:
-        """The branch this request extends, with the request's new messages logged, and how
-        many messages that added to its view (None: a branch opened or resumed just now).
+    ) -> Branch:
+        """The branch this request extends, with the request's new messages logged.
 
         When another process (a second replica on a shared store) appended to the session
         since this one read it, the append is refused; the session is read again from the
@@ -339,7 +344,7 @@ class Sessions:
         payload: dict[str, Any],
         shell: Conversation,
         large: bool,
-    ) -> tuple[Branch, int | None]:
+    ) -> Branch:
         run = functools.partial(self.offload.run, large)
         items = api.items(payload)
         head = api.head(payload)
@@ -350,10 +355,9 @@ class Sessions:
                 tail = await run(api.decode_tail, items, n)
                 if tail is None:
                     decoded = await run(lambda: list(api.decode(payload).messages))
-                    added = await run(branch.log.sync, decoded)
+                    await run(branch.log.sync, decoded)
                     branch.logged = None
                 else:
-                    added = len(tail)
                     if tail:
                         await run(branch.log.append, *tail)
                     if branch.logged is not None:
@@ -361,7 +365,7 @@ class Sessions:
                 branch.items, branch.head = items, head
                 if i:
                     session.branches.insert(0, session.branches.pop(i))
-                return branch, added
+                return branch
         history = await run(lambda: list(api.decode(payload).messages))
         if not session.branches:
             branch = await self._open(session, api, shell, session.key)
@@ -388,8 +392,7 @@ class Sessions:
         session.branches.remove(branch)
         session.branches.insert(0, branch)
         branch.items, branch.head = items, head
-        branch.token_sum = None
-        return branch, None
+        return branch
 
     def _resume_moved(
         self,
@@ -470,29 +473,6 @@ class Sessions:
             counter = self._counters.setdefault(key, counter)
         return counter
 
-    def _tokens(self, branch: Branch, shell: Conversation, appended: int | None) -> int:
-        """What the view counts with the request's tools, as `Compactor.count` would say,
-        counting only the messages appended since the last request."""
-        counter = branch.compactor.counter_for(shell)
-        view = branch.log.messages
-        if not view:
-            return 0
-        if branch.token_sum is None or appended is None:
-            branch.token_sum = sum(counter.count_message(m) for m in view)
-        elif appended:
-            branch.token_sum += sum(counter.count_message(m) for m in view[-appended:])
-        frame = counter.count(Conversation(view[:1], tools=shell.tools))
-        return frame.total - frame.per_message[0] + branch.token_sum
-
-    def _below_every_trigger(self, branch: Branch, shell: Conversation, tokens: int) -> bool:
-        """True when no trigger can fire: only token triggers are set and `tokens` is under
-        them. (The compactor's own check counts the whole view again.)"""
-        config = self.config
-        if config.turn_threshold or config.message_threshold or config.threshold_chars:
-            return False
-        limit = token_limit(config, branch.compactor.window(shell))
-        return limit is None or tokens < limit
-
     def _with_cached_tools(
         self, branch: Branch, payload: dict[str, Any], shell: Conversation
     ) -> Conversation:
@@ -509,23 +489,36 @@ class Sessions:
         self,
         session: Session,
         branch: Branch,
-        shell: Conversation,
+        conversation: Conversation,
         api: Api,
         *,
         target: int | None = None,
     ) -> CompactionResult | None:
-        """Compact the branch's view in a worker thread; None when nothing changed."""
-        fields = _fields(shell)
+        """Compact `conversation`, the branch's view, in a worker thread and log it; None
+        when nothing changed. A compaction that keeps rules the view already broke is
+        logged only when forced to a `target` (after an overflow, where the request as it
+        came cannot fit either); otherwise it is returned unlogged, for the caller to judge."""
+        forced = target is not None
+
+        def compact() -> CompactionResult:
+            result = branch.compactor.compact(conversation, max_tokens=target, force=forced)
+            receipt = result.receipt
+            if (
+                result.conversation is not conversation
+                and receipt.status in ("compacted", "target_unreachable")
+                and (forced or not receipt.inherited_violations)
+            ):
+                branch.log.record(conversation, result)
+            return result
+
         try:
-            result = await run_in_threadpool(
-                lambda: branch.log.compact(
-                    branch.compactor, target_tokens=target, force=target is not None, fields=fields
-                )
-            )
+            result = await run_in_threadpool(compact)
         except CompactionError as e:
             logger.warning("session %s: compaction failed, forwarding as is: %s", session.key, e)
             return None
         receipt = result.receipt
+        if receipt.inherited_violations and not forced:
+            return result
         session.stats.last_receipt = receipt.to_dict(include_archive=False)
         logger.info(
             "session %s: compaction %s, %d → %d tokens",
@@ -539,7 +532,6 @@ class Sessions:
         ):
             return None
         branch.rewritten = True
-        branch.token_sum = None
         session.stats.compactions += 1
         session.stats.tokens_before += receipt.tokens_before
         session.stats.tokens_after += receipt.tokens_after
