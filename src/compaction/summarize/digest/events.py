@@ -315,14 +315,31 @@ def _command_of(call: ToolCallPart) -> str | None:
 
 def _result_events(
     call: ToolCallPart | None, result: ToolResultPart, open_file: str | None
+) -> tuple[Event, ...]:
+    """What a tool result says (read once per distinct result: compaction reads the same
+    outputs again on every pass)."""
+    if call is None:
+        return _events_of_result(None, None, result.text, result.is_error, open_file)
+    return _events_of_result(call.name, call.arguments, result.text, result.is_error, open_file)
+
+
+@text_cache()
+def _events_of_result(
+    name: str | None, arguments: str | None, text: str, is_error: bool, open_file: str | None
+) -> tuple[Event, ...]:
+    call = None if name is None else ToolCallPart("", name, arguments or "")
+    return tuple(_read_result(call, text, is_error, open_file))
+
+
+def _read_result(
+    call: ToolCallPart | None, text: str, is_error: bool, open_file: str | None
 ) -> Iterator[Event]:
-    text = result.text
     placeholder = read_placeholder(text)
     if placeholder is not None:
         outcome, errors, tests = placeholder.outcome, placeholder.errors, placeholder.tests
         found = placeholder.identifiers
     else:
-        outcome, errors = signals.outcome_of(text, is_error=result.is_error)
+        outcome, errors = signals.outcome_of(text, is_error=is_error)
         status = exit_status(call.name if call else None, text)
         if status is not None:
             outcome = "ok" if status == 0 else f"exit {status}"
@@ -332,7 +349,7 @@ def _result_events(
         found = signals.identifiers(text)
     if found:
         yield IdentifiersSeen(found)
-    if call is not None and not result.is_error and _only_reads(call):
+    if call is not None and not is_error and _only_reads(call):
         # A file's or a search's content is not an error report, whatever lines it holds.
         errors = ()
         outcome = "ok"
