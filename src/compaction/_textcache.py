@@ -52,7 +52,10 @@ def text_cache(
                     entries.move_to_end(key)
                 return hit
             value = function(*args, **kwargs)
-            size = sum(len(a) for a in args if isinstance(a, str)) + 64
+            size = 64
+            for arg in args:
+                if type(arg) is str:
+                    size += len(arg)
             if size > max_chars:
                 return value
             with lock:

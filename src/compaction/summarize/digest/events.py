@@ -25,7 +25,7 @@ from compaction.messages import (
     handle_for,
 )
 from compaction.summarize import signals, tools
-from compaction.summarize.digest.format import full_text, read_placeholder
+from compaction.summarize.digest.format import MASK_PREFIX, full_text, read_placeholder
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +283,15 @@ def _result_images(
 ) -> Iterator[Event]:
     """Images a tool result carries, or carried before it was masked (its placeholder
     counts them and names the original's handle)."""
+    images = sum(isinstance(p, ImagePart) for p in result.content)
+    first = result.content[0] if result.content else None
+    counted_in_placeholder = (
+        isinstance(first, TextPart)
+        and first.text.startswith(MASK_PREFIX)
+        and " image" in first.text
+    )
+    if not images and not counted_in_placeholder:
+        return
     where = (
         f"{call.name}({_short_arguments(call.parsed_arguments() or {})}) output"
         if call is not None
@@ -294,7 +303,6 @@ def _result_images(
         if counted:
             yield ImagesSeen(int(counted.group(1)), where, placeholder.handle)
         return
-    images = sum(isinstance(p, ImagePart) for p in result.content)
     if images:
         yield ImagesSeen(images, where, handle_for(message))
 

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
+from compaction._textcache import text_cache
 from compaction.summarize import signals
 from compaction.summarize.digest.events import (
     AssistantSaid,
@@ -677,10 +678,8 @@ class Decisions(Section[DecisionsState]):
                 continue
             # "X rather than Y" replaces a plan only where it decides something besides
             # the comparison ("I'll use X instead of Y"), not where it describes code.
-            replacing = _REPLACING.search(sentence) is not None
-            reversal = _REVERSAL.search(sentence) is not None or (
-                replacing and signals.is_decision(_REPLACING.sub(" ", sentence))
-            )
+            strong, replacing, _telling = sentence_marks(sentence)
+            reversal = strong or (replacing and signals.is_decision(_REPLACING.sub(" ", sentence)))
             if not (decision or reversal):
                 continue
             text = sentence
@@ -845,6 +844,18 @@ _TELLING = re.compile(
 )
 
 
+@text_cache()
+def sentence_marks(sentence: str) -> tuple[bool, bool, int]:
+    """Whether an assistant's sentence reverses a plan outright, whether it says what it
+    replaces ("instead of", "rather than"), and how many telling tokens (code, ids, numbers,
+    paths, file names) it holds; read once per sentence."""
+    return (
+        _REVERSAL.search(sentence) is not None,
+        _REPLACING.search(sentence) is not None,
+        len(_TELLING.findall(sentence)),
+    )
+
+
 @dataclass
 class NotesState:
     notes: list[tuple[int, float, str]] = field(default_factory=list)  # (tier, score, text)
@@ -886,7 +897,7 @@ class Notes(Section[NotesState]):
                 self._add(state, 1, seq, clipped)
             elif note:
                 self._add(state, 2, seq, clipped)
-            elif telling := len(_TELLING.findall(sentence)):
+            elif telling := sentence_marks(sentence)[2]:
                 self._add(state, 3, seq + telling * 0.1, clipped)
 
     def merge(self, earlier: NotesState, later: NotesState) -> NotesState:
