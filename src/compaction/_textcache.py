@@ -17,7 +17,7 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -25,6 +25,7 @@ R = TypeVar("R")
 # The default bound, in characters of cached text, per cached function.
 DEFAULT_MAX_CHARS = 32 * 1024 * 1024
 _CACHES: list[Callable[[], None]] = []
+_MISSING = object()
 
 
 def text_cache(
@@ -33,7 +34,7 @@ def text_cache(
     """Decorate a pure function whose arguments are hashable (texts first of all)."""
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
-        entries: OrderedDict[Any, R] = OrderedDict()
+        entries: OrderedDict[Any, object] = OrderedDict()
         sizes: dict[Any, int] = {}
         held = [0]
         lock = threading.Lock()
@@ -43,14 +44,11 @@ def text_cache(
             key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
             # A hit takes no lock: one dict read and one reordering are atomic in CPython,
             # and an entry evicted between the two is simply not moved.
-            try:
-                hit = entries[key]
-            except KeyError:
-                pass
-            else:
+            hit = entries.get(key, _MISSING)
+            if hit is not _MISSING:
                 with contextlib.suppress(KeyError):
                     entries.move_to_end(key)
-                return hit
+                return cast(R, hit)
             value = function(*args, **kwargs)
             size = 64
             for arg in args:

@@ -9,6 +9,7 @@ model, count tokens or read a wire format; it must be deterministic.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -415,8 +416,16 @@ def _open_file_in(text: str) -> str | None:
 
 @text_cache()
 def exit_status(name: str | None, output: str) -> int | None:
-    """The exit status a known tool's output states (`tools.command_exit_status`), cached."""
+    """The exit status a command's output states (`tools.command_exit_status`), cached; a
+    tool that runs no command (a read, an edit) states none."""
+    if name is not None and not _is_command_tool(name):
+        return None
     return tools.command_exit_status(name, output)
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_command_tool(name: str) -> bool:
+    return tools.is_command_tool(name)
 
 
 @text_cache()
