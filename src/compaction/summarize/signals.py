@@ -212,32 +212,10 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
 
 
 # --- file operations ----------------------------------------------------------------------
+# What a tool call did is read through the tool table (`compaction.summarize.tools`); here
+# only what a shell command line evidently touched, and what looks like a path.
 
 FileOp = Literal["read", "created", "modified", "written", "deleted"]
-
-_READ_WORDS = ("read", "view", "open", "cat", "show", "get_file", "load", "inspect", "goto")
-_CREATE_WORDS = ("create", "new_file", "touch")
-_WRITE_WORDS = ("write", "save", "put_file", "overwrite")
-_MODIFY_WORDS = ("edit", "replace", "patch", "insert", "append", "modify", "update", "apply")
-_DELETE_WORDS = ("delete", "remove", "unlink", "rm")
-_PATH_KEYS = (
-    "path",
-    "file",
-    "filename",
-    "file_path",
-    "filepath",
-    "target_file",
-    "target",
-    "dest",
-    "destination",
-    "source",
-)
-_SHELL_TOOL = re.compile(
-    r"^(bash|sh|shell|zsh|terminal|run|exec|execute|run_command|run_shell|command|cmd|"
-    r"execute_command|run_terminal_cmd|local_shell|container\.exec|python|ipython)$",
-    re.IGNORECASE,
-)
-_COMMAND_KEYS = ("command", "cmd", "script", "commands", "code", "input")
 
 _PATHLIKE = re.compile(
     r"(?<![\w/.-])((?:\.{0,2}/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
@@ -258,73 +236,6 @@ def looks_like_path(token: str) -> bool:
         return "/" in token and not token.endswith("/") and " " not in token
     suffix = token.rsplit(".", 1)[-1].lower()
     return suffix not in _NOT_PATH_SUFFIX and not suffix.isdigit()
-
-
-def is_shell_tool(name: str) -> bool:
-    return bool(_SHELL_TOOL.match(name))
-
-
-def command_of(name: str, arguments: dict[str, object]) -> str | None:
-    """The shell command a tool call ran, if it is a shell-like tool."""
-    if not is_shell_tool(name):
-        return None
-    for key in _COMMAND_KEYS:
-        value = arguments.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return " ".join(str(v) for v in value)
-    return None
-
-
-_OP_WORDS: tuple[tuple[tuple[str, ...], FileOp], ...] = (
-    (_DELETE_WORDS, "deleted"),
-    (_CREATE_WORDS, "created"),
-    (_MODIFY_WORDS, "modified"),
-    (_WRITE_WORDS, "written"),
-    (_READ_WORDS, "read"),
-)
-_OP_PATTERNS: tuple[tuple[re.Pattern[str], FileOp], ...] = tuple(
-    (re.compile(r"(?:^|[^a-z])(?:" + "|".join(words) + ")"), op) for words, op in _OP_WORDS
-)
-
-
-def tool_file_op(name: str, arguments: dict[str, object]) -> FileOp | None:
-    """What a file tool does, read off its name (and an editor's `command` argument)."""
-    lowered = name.lower()
-    sub = arguments.get("command")
-    # Editor-style tools name their operation in a `command` argument.
-    if isinstance(sub, str) and not is_shell_tool(name):
-        lowered = f"{lowered} {sub.lower()}"
-    for pattern, op in _OP_PATTERNS:
-        if pattern.search(lowered):
-            return op
-    return None
-
-
-def file_ops_of_tool_call(name: str, arguments: dict[str, object]) -> list[tuple[str, FileOp]]:
-    """Files a (non-shell) tool call touched, with what it did to them.
-
-    `written` means "written whole": created if the file was unseen, modified otherwise.
-    """
-    if is_shell_tool(name):
-        command = command_of(name, arguments)
-        return list(file_ops_of_command(command)) if command else []
-    op = tool_file_op(name, arguments)
-    paths: list[str] = []
-    for key in _PATH_KEYS:
-        value = arguments.get(key)
-        if isinstance(value, str) and looks_like_path(value):
-            paths.append(value)
-    for key in ("paths", "files"):
-        value = arguments.get(key)
-        if isinstance(value, list):
-            paths.extend(v for v in value if isinstance(v, str) and looks_like_path(v))
-    if not paths:
-        return []
-    if op is None:
-        op = "read"
-    return [(p, op) for p in paths]
 
 
 _SHELL_READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "wc", "diff", "grep"}
