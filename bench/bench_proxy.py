@@ -711,41 +711,41 @@ class Load:
     errors: int  # requests that got another status or no answer (the session stops there)
 
 
-async def _load(server: Server, label: str, turns: int = LOAD_TURNS) -> Load:
+async def _load(
+    client: httpx.AsyncClient, server: Server, label: str, turns: int = LOAD_TURNS
+) -> Load:
     """LOAD_SESSIONS sessions at once, each sending `turns` requests one after another."""
-    limits = httpx.Limits(max_connections=LOAD_SESSIONS, max_keepalive_connections=LOAD_SESSIONS)
     url = server.url + "/v1/chat/completions"
     measured = Load([], 0)
-    async with httpx.AsyncClient(trust_env=False, timeout=120.0, limits=limits) as client:
 
-        async def session(index: int) -> None:
-            conversation = f"{label}-{index}"
-            headers = _headers(server, conversation)
-            messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
-            for turn in range(turns):
-                messages += load_turn(conversation, index, turn)
-                body = {"model": MODEL, "messages": messages, "tools": LOAD_TOOLS, "max_tokens": 64}
-                content = json.dumps(body).encode()
-                start = time.perf_counter()
-                try:
-                    resp = await client.post(url, content=content, headers=headers)
-                except httpx.TransportError as e:
-                    logger.warning("%s, %s turn %d: %r", server.name, conversation, turn, e)
-                    measured.errors += 1
-                    return
-                elapsed = (time.perf_counter() - start) * 1000
-                if resp.status_code != 200:
-                    logger.warning(
-                        "%s, %s turn %d: %s %s",
-                        server.name, conversation, turn, resp.status_code, resp.text[:300],
-                    )  # fmt: skip
-                    measured.errors += 1
-                    return
-                measured.latencies_ms.append(elapsed)
-                reply = resp.json()["choices"][0]["message"]
-                messages.append({"role": "assistant", "content": reply["content"]})
+    async def session(index: int) -> None:
+        conversation = f"{label}-{index}"
+        headers = _headers(server, conversation)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+        for turn in range(turns):
+            messages += load_turn(conversation, index, turn)
+            body = {"model": MODEL, "messages": messages, "tools": LOAD_TOOLS, "max_tokens": 64}
+            content = json.dumps(body).encode()
+            start = time.perf_counter()
+            try:
+                resp = await client.post(url, content=content, headers=headers)
+            except httpx.TransportError as e:
+                logger.warning("%s, %s turn %d: %r", server.name, conversation, turn, e)
+                measured.errors += 1
+                return
+            elapsed = (time.perf_counter() - start) * 1000
+            if resp.status_code != 200:
+                logger.warning(
+                    "%s, %s turn %d: %s %s",
+                    server.name, conversation, turn, resp.status_code, resp.text[:300],
+                )  # fmt: skip
+                measured.errors += 1
+                return
+            measured.latencies_ms.append(elapsed)
+            reply = resp.json()["choices"][0]["message"]
+            messages.append({"role": "assistant", "content": reply["content"]})
 
-        await asyncio.gather(*(session(i) for i in range(LOAD_SESSIONS)))
+    await asyncio.gather(*(session(i) for i in range(LOAD_SESSIONS)))
     return measured
 
 
@@ -760,17 +760,26 @@ def _compactions(server: Server) -> int:
     )
 
 
-def load_runs(targets: dict[str, Server]) -> dict[str, Load]:
+async def load_runs(targets: dict[str, Server]) -> dict[str, Load]:
     """The same load sent to every target, LOAD_ROUNDS times in turn with fresh sessions,
-    after a short warm-up; the latencies and errors of all rounds together."""
-    for name, server in targets.items():
-        asyncio.run(_load(server, f"warm-{name}", turns=2))
+    after a short warm-up that also opens every connection (a client per target, kept):
+    the latencies and errors of all rounds together."""
+    limits = httpx.Limits(max_connections=LOAD_SESSIONS, max_keepalive_connections=LOAD_SESSIONS)
     found = {name: Load([], 0) for name in targets}
-    for r in range(LOAD_ROUNDS):
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {
+            name: await stack.enter_async_context(
+                httpx.AsyncClient(trust_env=False, timeout=120.0, limits=limits)
+            )
+            for name in targets
+        }
         for name, server in targets.items():
-            measured = asyncio.run(_load(server, f"load-{r}-{name}"))
-            found[name].latencies_ms += measured.latencies_ms
-            found[name].errors += measured.errors
+            await _load(clients[name], server, f"warm-{name}", turns=2)
+        for r in range(LOAD_ROUNDS):
+            for name, server in targets.items():
+                measured = await _load(clients[name], server, f"load-{r}-{name}")
+                found[name].latencies_ms += measured.latencies_ms
+                found[name].errors += measured.errors
     return found
 
 
@@ -792,7 +801,7 @@ def load(upstream: Server, workdir: Path) -> list[dict[str, Any]]:
                 log = workdir / f"load-serve-{store}.log"
                 proxies[store] = serve(upstream, location, log, *budget)
                 started.append(proxies[store])
-            measured = load_runs({"direct": upstream, **proxies})
+            measured = asyncio.run(load_runs({"direct": upstream, **proxies}))
             compactions = {store: _compactions(server) for store, server in proxies.items()}
     finally:
         for server in started:
