@@ -72,6 +72,7 @@ from typing import Any
 
 import httpx
 
+from bench_store import postgres
 from rows import row
 
 logger = logging.getLogger("bench.proxy")
@@ -96,7 +97,7 @@ HEAVY_DELAY_BUDGET_MS = 50.0
 SECONDS = 4.0
 LOAD_SESSIONS = 50
 LOAD_TURNS = 20
-LOAD_ROUNDS = 3
+LOAD_ROUNDS = 5
 LOAD_HEAVY_EVERY = 5  # every 5th session carries tool output and crosses the budget
 LOAD_TOOL_LINES = 24  # about 500 tokens per tool result
 LOAD_THRESHOLD = 4000
@@ -785,28 +786,24 @@ async def load_runs(targets: dict[str, Server]) -> dict[str, Load]:
 
 def load(upstream: Server, workdir: Path) -> list[dict[str, Any]]:
     """Item 6: the rows of the load on each store (see the module docstring)."""
-    from bench_store import postgres
-
     budget = ["--token-threshold", str(LOAD_THRESHOLD), "--max-tokens", str(LOAD_MAX_TOKENS)]
-    started: list[Server] = []
     # The upstream keeps every request it gets: at LOAD_ROUNDS × 3,000 bodies it need not.
     _configure(upstream, max_records=100)
-    try:
-        with postgres(workdir) as pg_url:
-            stores = {"SQLite": str(workdir / "load.db")}
-            if pg_url is not None:
-                stores["PostgreSQL"] = pg_url
-            proxies = {}
+    with postgres(workdir) as pg_url:
+        stores = {"SQLite": str(workdir / "load.db")}
+        if pg_url is not None:
+            stores["PostgreSQL"] = pg_url
+        proxies: dict[str, Server] = {}
+        try:  # the proxies stop before their PostgreSQL does
             for store, location in stores.items():
                 log = workdir / f"load-serve-{store}.log"
                 proxies[store] = serve(upstream, location, log, *budget)
-                started.append(proxies[store])
             measured = asyncio.run(load_runs({"direct": upstream, **proxies}))
             compactions = {store: _compactions(server) for store, server in proxies.items()}
-    finally:
-        for server in started:
-            _stop(server.proc)
-        _configure(upstream, max_records=10_000)
+        finally:
+            for server in proxies.values():
+                _stop(server.proc)
+            _configure(upstream, max_records=10_000)
     return _load_rows(measured, compactions)
 
 
