@@ -800,6 +800,9 @@ def load(upstream: Server, workdir: Path) -> list[dict[str, Any]]:
                 proxies[store] = serve(upstream, location, log, *budget)
             measured = asyncio.run(load_runs({"direct": upstream, **proxies}))
             compactions = {store: _compactions(server) for store, server in proxies.items()}
+            for store, server in proxies.items():
+                if measured[store].errors:  # the log goes with the temporary directory
+                    logger.warning("%s store, log %s:\n%s", store, server.log, _tail(server.log))
         finally:
             for server in proxies.values():
                 _stop(server.proc)
