@@ -802,12 +802,20 @@ def load(upstream: Server, workdir: Path) -> list[dict[str, Any]]:
             compactions = {store: _compactions(server) for store, server in proxies.items()}
             for store, server in proxies.items():
                 if measured[store].errors:  # the log goes with the temporary directory
-                    logger.warning("%s store, log %s:\n%s", store, server.log, _tail(server.log))
+                    logger.warning(
+                        "%s store, log but INFO lines:\n%s", store, _not_info(server.log)
+                    )
         finally:
             for server in proxies.values():
                 _stop(server.proc)
             _configure(upstream, max_records=10_000)
     return _load_rows(measured, compactions)
+
+
+def _not_info(path: Path, lines: int = 60) -> str:
+    """The last `lines` lines of a log but its INFO ones (a compaction each, under load)."""
+    kept = [line for line in _tail(path, 100_000).splitlines() if not line.startswith("INFO ")]
+    return "\n".join(kept[-lines:])
 
 
 def _load_rows(measured: dict[str, Load], compactions: dict[str, int]) -> list[dict[str, Any]]:
