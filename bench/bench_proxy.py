@@ -29,6 +29,15 @@ rows of their own.
    HEAVY_BYTES message (decoded, counted, logged and compacted by the proxy). Added latency
    of the small session's requests during the heavy ones (p50 and worst) against its own
    p50 alone, through `compaction serve`. Target: worst < HEAVY_DELAY_BUDGET_MS.
+6. Load (issue 11, "must show"): LOAD_SESSIONS concurrent sessions, each sending LOAD_TURNS
+   turns in sequence, its history growing by a user turn (and, in every LOAD_HEAVY_EVERY-th
+   session, a tool result of LOAD_TOOL_LINES log lines every other turn) and the reply each
+   time. The heavy sessions cross LOAD_THRESHOLD tokens and compact. The same load goes to
+   the upstream directly, to `compaction serve` on a SQLite store and to one on a PostgreSQL
+   store (a pgserver of this run; skipped without the dev extra), LOAD_ROUNDS times in turn
+   (fresh sessions each time) so background load hits all alike. Rows: per store, p50 and
+   p99 per request against direct's, the requests, the compactions (from /metrics) and the
+   errors. Target: 0 errors and at least one compaction; the latency figures are reported.
 
 The load generator shares the machine with the servers, so throughput figures are those of
 the whole loopback system. The upstream and `compaction serve` run on uvloop and httptools
@@ -36,7 +45,8 @@ when the server extra installed them (uvicorn falls back to asyncio and h11 with
 Nothing here is a test: a miss is reported, not raised. This module must never reach beyond
 loopback.
 
-Run standalone: `python bench/bench_proxy.py` prints a table.
+Run standalone: `python bench/bench_proxy.py` prints a table (`… heavy`, `… cpu`, `… load`:
+one measurement alone).
 """
 
 from __future__ import annotations
@@ -62,6 +72,7 @@ from typing import Any
 
 import httpx
 
+from bench_store import postgres
 from rows import row
 
 logger = logging.getLogger("bench.proxy")
@@ -84,6 +95,13 @@ HEAVY_BYTES = 5 * 1024 * 1024
 HEAVY_REQUESTS = 3
 HEAVY_DELAY_BUDGET_MS = 50.0
 SECONDS = 4.0
+LOAD_SESSIONS = 50
+LOAD_TURNS = 20
+LOAD_ROUNDS = 5
+LOAD_HEAVY_EVERY = 5  # every 5th session carries tool output and crosses the budget
+LOAD_TOOL_LINES = 24  # about 500 tokens per tool result
+LOAD_THRESHOLD = 4000
+LOAD_MAX_TOKENS = 3000
 STARTUP_TIMEOUT_S = 30.0
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -187,6 +205,24 @@ def _ctxkeeper_command() -> list[str] | None:
     return [found] if found else None
 
 
+def serve(upstream: Server, store: str, log: Path, *options: str) -> Server:
+    """`compaction serve` in front of `upstream` on a free loopback port, with `store`."""
+    port = _free_port()
+    ours = _start(
+        [
+            *_compaction_command(), "serve",
+            "--upstream", upstream.url,
+            "--anthropic-upstream", upstream.url,
+            "--host", "127.0.0.1", "--port", str(port),
+            "--store", store,
+            *options,
+        ],
+        "/compaction/status", port, log, "compaction serve",
+    )  # fmt: skip
+    ours.session_header = "X-Compaction-Session"
+    return ours
+
+
 @contextlib.contextmanager
 def servers(workdir: Path) -> Iterator[dict[str, Server]]:
     """The scripted upstream, `compaction serve` and (if installed) ctxkeeper, all on loopback."""
@@ -202,18 +238,7 @@ def servers(workdir: Path) -> Iterator[dict[str, Server]]:
         started.append(upstream)
         found = {"direct": upstream}
 
-        port = _free_port()
-        ours = _start(
-            [
-                *_compaction_command(), "serve",
-                "--upstream", upstream.url,
-                "--anthropic-upstream", upstream.url,
-                "--host", "127.0.0.1", "--port", str(port),
-                "--store", str(workdir / "compaction.db"),
-            ],
-            "/compaction/status", port, workdir / "compaction-serve.log", "compaction serve",
-        )  # fmt: skip
-        ours.session_header = "X-Compaction-Session"
+        ours = serve(upstream, str(workdir / "compaction.db"), workdir / "compaction-serve.log")
         started.append(ours)
         found["compaction serve"] = ours
 
@@ -636,6 +661,193 @@ def _heavy_rows(measured: HeavyDelay, proxy: str) -> list[dict[str, Any]]:
     return rows
 
 
+# -- load: many sessions, many turns ------------------------------------------------------------
+
+LOAD_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_log",
+            "description": "Read the next batch of the service log.",
+            "parameters": {"type": "object", "properties": {"batch": {"type": "integer"}}},
+        },
+    }
+]
+
+
+def load_tool_output(session: int, turn: int) -> str:
+    """LOAD_TOOL_LINES log-like lines, different for every session and turn."""
+    first = (session * LOAD_TURNS + turn) * LOAD_TOOL_LINES
+    return "\n".join(
+        f"{n:06d} worker-{n % 7} GET /api/v{n % 3}/items/{n * 7919 % 10007} 200 in {n % 97} ms"
+        for n in range(first, first + LOAD_TOOL_LINES)
+    )
+
+
+def load_turn(conversation: str, session: int, turn: int) -> list[dict[str, Any]]:
+    """What the client adds to a session's history before its request `turn`: a user turn
+    and, in a heavy session every other turn, a tool call and its result."""
+    added: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": f"[{conversation}] Step {turn}: check the next batch of the log and "
+            "tell me which endpoints are slow and why.",
+        }
+    ]
+    if session % LOAD_HEAVY_EVERY == 0 and turn % 2 == 1:
+        call_id = f"call_{session}_{turn}"
+        arguments = json.dumps({"batch": turn})
+        function = {"name": "read_log", "arguments": arguments}
+        call = {"id": call_id, "type": "function", "function": function}
+        added += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": load_tool_output(session, turn)},
+        ]
+    return added
+
+
+@dataclass
+class Load:
+    latencies_ms: list[float]  # every request answered 200, sent to answered
+    errors: int  # requests that got another status or no answer (the session stops there)
+
+
+async def _load(
+    client: httpx.AsyncClient, server: Server, label: str, turns: int = LOAD_TURNS
+) -> Load:
+    """LOAD_SESSIONS sessions at once, each sending `turns` requests one after another."""
+    url = server.url + "/v1/chat/completions"
+    measured = Load([], 0)
+
+    async def session(index: int) -> None:
+        conversation = f"{label}-{index}"
+        headers = _headers(server, conversation)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+        for turn in range(turns):
+            messages += load_turn(conversation, index, turn)
+            body = {"model": MODEL, "messages": messages, "tools": LOAD_TOOLS, "max_tokens": 64}
+            content = json.dumps(body).encode()
+            start = time.perf_counter()
+            try:
+                resp = await client.post(url, content=content, headers=headers)
+            except httpx.TransportError as e:
+                logger.warning("%s, %s turn %d: %r", server.name, conversation, turn, e)
+                measured.errors += 1
+                return
+            elapsed = (time.perf_counter() - start) * 1000
+            if resp.status_code != 200:
+                logger.warning(
+                    "%s, %s turn %d: %s %s",
+                    server.name, conversation, turn, resp.status_code, resp.text[:300],
+                )  # fmt: skip
+                measured.errors += 1
+                return
+            measured.latencies_ms.append(elapsed)
+            reply = resp.json()["choices"][0]["message"]
+            messages.append({"role": "assistant", "content": reply["content"]})
+
+    await asyncio.gather(*(session(i) for i in range(LOAD_SESSIONS)))
+    return measured
+
+
+def _compactions(server: Server) -> int:
+    """The compactions `server` made so far, summed over endpoints (from /metrics)."""
+    with _OPENER.open(server.url + "/metrics", timeout=10.0) as resp:
+        text = resp.read().decode()
+    return sum(
+        int(float(line.rpartition(" ")[2]))
+        for line in text.splitlines()
+        if line.startswith("compaction_proxy_compactions_total{")
+    )
+
+
+async def load_runs(targets: dict[str, Server]) -> dict[str, Load]:
+    """The same load sent to every target, LOAD_ROUNDS times in turn with fresh sessions,
+    after a short warm-up that also opens every connection (a client per target, kept):
+    the latencies and errors of all rounds together."""
+    limits = httpx.Limits(max_connections=LOAD_SESSIONS, max_keepalive_connections=LOAD_SESSIONS)
+    found = {name: Load([], 0) for name in targets}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {
+            name: await stack.enter_async_context(
+                httpx.AsyncClient(trust_env=False, timeout=120.0, limits=limits)
+            )
+            for name in targets
+        }
+        for name, server in targets.items():
+            await _load(clients[name], server, f"warm-{name}", turns=2)
+        for r in range(LOAD_ROUNDS):
+            for name, server in targets.items():
+                measured = await _load(clients[name], server, f"load-{r}-{name}")
+                found[name].latencies_ms += measured.latencies_ms
+                found[name].errors += measured.errors
+    return found
+
+
+def load(upstream: Server, workdir: Path) -> list[dict[str, Any]]:
+    """Item 6: the rows of the load on each store (see the module docstring)."""
+    budget = ["--token-threshold", str(LOAD_THRESHOLD), "--max-tokens", str(LOAD_MAX_TOKENS)]
+    # The upstream keeps every request it gets: at LOAD_ROUNDS × 3,000 bodies it need not.
+    _configure(upstream, max_records=100)
+    with postgres(workdir) as pg_url:
+        stores = {"SQLite": str(workdir / "load.db")}
+        if pg_url is not None:
+            stores["PostgreSQL"] = pg_url
+        proxies: dict[str, Server] = {}
+        try:  # the proxies stop before their PostgreSQL does
+            for store, location in stores.items():
+                log = workdir / f"load-serve-{store}.log"
+                proxies[store] = serve(upstream, location, log, *budget)
+            measured = asyncio.run(load_runs({"direct": upstream, **proxies}))
+            compactions = {store: _compactions(server) for store, server in proxies.items()}
+            for store, server in proxies.items():
+                if measured[store].errors:  # the log goes with the temporary directory
+                    logger.warning(
+                        "%s store, log but INFO lines:\n%s", store, _not_info(server.log)
+                    )
+        finally:
+            for server in proxies.values():
+                _stop(server.proc)
+            _configure(upstream, max_records=10_000)
+    return _load_rows(measured, compactions)
+
+
+def _not_info(path: Path, lines: int = 60) -> str:
+    """The last `lines` lines of a log but its INFO ones (a compaction each, under load)."""
+    kept = [line for line in _tail(path, 100_000).splitlines() if not line.startswith("INFO ")]
+    return "\n".join(kept[-lines:])
+
+
+def _load_rows(measured: dict[str, Load], compactions: dict[str, int]) -> list[dict[str, Any]]:
+    direct = measured["direct"]
+    rows = []
+    for store, count in compactions.items():
+        ours = measured[store]
+        for pct in (50, 99):
+            value = _percentile(ours.latencies_ms, pct)
+            base = _percentile(direct.latencies_ms, pct)
+            added = value - base
+            rows.append(
+                row(
+                    f"proxy load {LOAD_SESSIONS}×{LOAD_TURNS}, {store} store, p{pct}: "
+                    f"compaction serve ({added:+.1f} ms)",
+                    value=value,
+                    unit="ms",
+                    baseline_name=f"the same load direct to the upstream, p{pct}",
+                    baseline_value=base,
+                    budget="0 errors",
+                    ok=ours.errors == 0 and direct.errors == 0 and count > 0,
+                    added_ms=round(added, 3),
+                    requests=len(ours.latencies_ms) + ours.errors,
+                    compactions=count,
+                    errors=ours.errors,
+                    direct_errors=direct.errors,
+                    rounds=LOAD_ROUNDS,
+                )
+            )
+    return rows
+
+
 # -- rows ---------------------------------------------------------------------------------------
 
 
@@ -746,6 +958,7 @@ def run() -> list[dict[str, Any]]:
         }
         rows += _cpu_rows(cpu, proxies, "40 KB agent-shaped (no session header)")
         rows += _heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve")
+        rows += load(upstream, Path(tmp))
 
         measured = {
             name: asyncio.run(_throughput(s, CLIENTS, SECONDS)) for name, s in found.items()
@@ -809,6 +1022,16 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["heavy"]:  # item 5 alone
         with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
             _print_table(_heavy_rows(heavy_delay(found["compaction serve"]), "compaction serve"))
+    elif sys.argv[1:] == ["load"]:  # item 6 alone
+        with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
+            rows = load(found["direct"], Path(tmp))
+            _print_table(rows)
+            for each in rows[::2]:
+                print(
+                    f"{each['name'].partition(', p50')[0]}: {each['requests']} requests, "
+                    f"{each['compactions']} compactions, {each['errors']} errors "
+                    f"(direct: {each['direct_errors']} errors)"
+                )
     elif sys.argv[1:] == ["cpu"]:  # item 4's CPU rows alone
         with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp, servers(Path(tmp)) as found:
             proxies = [name for name in found if name != "direct"]
