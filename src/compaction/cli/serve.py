@@ -260,6 +260,10 @@ def replica_name(host: str, port: int) -> str:
     return f"{host}:{port}"
 
 
+# Seconds an idle client connection stays open.
+KEEP_ALIVE_S = 75
+
+
 def access_logged_config(
     app: Any, *, host: str, port: int, log_level: str, graceful_timeout: float = 30.0
 ) -> uvicorn.Config:
@@ -277,6 +281,10 @@ def access_logged_config(
         lifespan="on",
         # The upstream's `server` header is relayed; uvicorn's own would make it appear twice.
         server_header=False,
+        # Longer than the pools of the clients in front (httpx and the SDKs keep idle
+        # connections 5 s, as long as uvicorn's default): a client must never send on a
+        # connection the proxy is closing just then.
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
     # After the Config: building it configures uvicorn's loggers.
     access = logging.getLogger("uvicorn.access")

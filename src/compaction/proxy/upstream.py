@@ -19,6 +19,7 @@ This module must never log a header value or a body.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterable, Iterable
 from http.cookiejar import CookieJar
@@ -185,7 +186,16 @@ async def open_stream(
     request = client.build_request(method, url, headers=headers, content=content)
     started = time.perf_counter()
     try:
-        response = await client.send(request, stream=True)
+        try:
+            response = await client.send(request, stream=True)
+        except _RESET as e:
+            # A pooled connection the upstream closed as it went idle fails before any byte
+            # of an answer: send again once on a fresh one, when the body can be sent again.
+            if not isinstance(content, bytes | None):
+                raise
+            logger.debug("upstream connection reset before an answer (%s); sending again", e)
+            request = client.build_request(method, url, headers=headers, content=content)
+            response = await client.send(request, stream=True)
     except httpx.TimeoutException as e:
         raise ProxyError(
             504,
@@ -199,6 +209,13 @@ async def open_stream(
             code="upstream_unreachable",
         ) from e
     return response, time.perf_counter() - started
+
+
+logger = logging.getLogger("compaction.proxy")
+
+# Failures of a request on a connection that was reset under it (not timeouts, not a
+# refused connect: those would fail again the same way).
+_RESET = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 
 
 def _reason(error: Exception) -> str:
