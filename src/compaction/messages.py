@@ -20,6 +20,10 @@ from typing import Any, Literal, TypeAlias
 from compaction._textcache import text_cache
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
+
+# Set in a message's `provider_data` by a dialect whose user-role messages can be an
+# environment's output rather than words the user wrote (SWE-agent's observations).
+OBSERVATION = "compaction.observation"
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
 
 
@@ -170,7 +174,7 @@ class Message:
         tool results (Anthropic clients send the user's next message in the same message as the
         results it follows; a summary is folded into the user message before it)."""
         # SWE-agent style environments send their output back as user messages.
-        if self.role != "user" or self.provider_data.get("traj.message_type") == "observation":
+        if self.role != "user" or self.provider_data.get(OBSERVATION):
             return False
         if any(isinstance(p, TextPart) and p.text.strip() for p in self.parts):
             # Words of the user's own, even beside a summary folded in after them.

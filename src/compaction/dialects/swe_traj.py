@@ -9,6 +9,8 @@ back to `.traj`: the traj-only fields are kept but never emitted.
 What each message carries in `provider_data` (besides the `openai.*` keys of the OpenAI
 dialect, which shape the output):
 
+    compaction.observation  True on an observation (`messages.OBSERVATION`): the neutral
+                       flag the core reads, so it never needs this dialect's keys
     traj.index         position of the source entry in `history`
     traj.message_type  what the message is in the run, derived from role, position and
                        `is_demo` — not copied from the file, which calls the task statement
@@ -45,7 +47,7 @@ from compaction.dialects._wire import kind_of
 from compaction.dialects.base import Violation
 from compaction.dialects.openai_chat import OPENAI, decode_message
 from compaction.exceptions import DecodeError
-from compaction.messages import Conversation, Message
+from compaction.messages import OBSERVATION, Conversation, Message
 
 __all__ = ["TRAJ", "SweTrajDialect", "observation_note"]
 
@@ -169,4 +171,6 @@ def _fields(entry: Mapping[str, Any], used: set[str]) -> dict[str, Any]:
 
 def _mark(message: Message, index: int, kind: str, fields: dict[str, Any]) -> Message:
     data = {**message.provider_data, INDEX: index, MESSAGE_TYPE: kind, FIELDS: fields}
+    if kind == "observation":
+        data[OBSERVATION] = True
     return replace(message, provider_data=data)
