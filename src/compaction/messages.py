@@ -169,12 +169,17 @@ class Message:
         return any(isinstance(p, SummaryPart) for p in self.parts)
 
     @property
+    def is_observation(self) -> bool:
+        """An environment's output sent back as a user message (SWE-agent style), not words
+        the user wrote; the dialect marks it (`OBSERVATION`)."""
+        return self.role == "user" and bool(self.provider_data.get(OBSERVATION))
+
+    @property
     def is_user_turn(self) -> bool:
         """A message the user wrote: role user, and words of its own, or neither a summary nor
         tool results (Anthropic clients send the user's next message in the same message as the
         results it follows; a summary is folded into the user message before it)."""
-        # SWE-agent style environments send their output back as user messages.
-        if self.role != "user" or self.provider_data.get(OBSERVATION):
+        if self.role != "user" or self.is_observation:
             return False
         if any(isinstance(p, TextPart) and p.text.strip() for p in self.parts):
             # Words of the user's own, even beside a summary folded in after them.

@@ -23,7 +23,6 @@ from compaction.summarize.digest import (
     Ledger,
     LedgerBuilder,
     envelope_chars,
-    parse_ledger,
     render,
     summary_message,
 )
@@ -78,15 +77,6 @@ def ledger_of(work: Workspace, index: int, builder: LedgerBuilder) -> None:
         builder.ledger.messages += resizable.count - 1
         return
     builder.add(slot.message)
-
-
-def resizable_for(work: Workspace, index: int, user_chars: int = 1200) -> DigestRendering:
-    """A rendering of the summary at slot `index`: its own, or one of its parsed text."""
-    slot = work.slots[index]
-    if isinstance(slot.resizable, DigestRendering):
-        return slot.resizable
-    ledger = parse_ledger(slot.message.text, user_chars=user_chars)
-    return DigestRendering(ledger, work.stands_for(index), work.measure)
 
 
 class DigestStrategy(BaseModel):

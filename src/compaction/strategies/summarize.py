@@ -29,11 +29,10 @@ from compaction.summarize.llm import Kind, SummaryResult
 def with_model_summary(ledger: Ledger, result: SummaryResult) -> Ledger:
     """The ledger with the model's summary (as the summary prose), its facts (as notes) and
     its next steps (as to-dos) merged in."""
-    merged = ledger.merge(Ledger(ledger.sections))
+    merged = ledger.copy()
     merged.state("narrative").texts[:] = [result.summary.strip()] if result.summary.strip() else []
-    notes = merged.sections[[s.name for s in merged.sections].index("notes")]
     for fact in result.facts:
-        notes.parse(merged.state("notes"), fact)
+        merged.section("notes").parse(merged.state("notes"), fact)
     todos = merged.state("todos")
     for step in result.next_steps:
         if step not in todos.prose:

@@ -135,17 +135,6 @@ Event = (
 )
 
 
-def is_observation(message: Message) -> bool:
-    """A user-role message carrying an environment's output (SWE-agent style), not words
-    the user wrote."""
-    return (
-        message.role == "user"
-        and not message.is_user_turn
-        and not message.is_summary
-        and (not message.tool_results)
-    )
-
-
 class Reader:
     """Turns messages, one at a time, into events. Keeps what later messages need: the calls
     awaiting results, an action written in text awaiting its observation, the open file, the
@@ -169,7 +158,7 @@ class Reader:
             for summary in (p for p in message.parts if isinstance(p, SummaryPart)):
                 yield EarlierSummary(full_text(summary), summary.replaced)
             return
-        if is_observation(message):
+        if message.is_observation:
             yield from self._outcome(message.text)
             self._open_file = _open_file_in(message.text) or self._open_file
             return
@@ -222,8 +211,7 @@ class Reader:
         """What an action written last, whose output the span does not hold, still says:
         the command was run (its outcome unseen)."""
         if self._pending_action is not None:
-            first = signals.clip(self._pending_action.splitlines()[0].strip(), 200)
-            yield CommandRan(first, "no output seen")
+            yield CommandRan(_first_line(self._pending_action), "no output seen")
 
     def _outcome(self, output: str) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""
@@ -233,14 +221,27 @@ class Reader:
             if path:
                 yield FileTouched(_clean_path(path), self._pending_edit)
         if self._pending_action is not None:
-            action = self._pending_action
-            outcome, errors = signals.outcome_of(output)
-            status = exit_status(None, output)
-            if status is not None:
-                outcome, errors = ("ok", ()) if status == 0 else (f"exit {status}", errors)
-            first = signals.clip(action.splitlines()[0].strip(), 200)
-            yield CommandRan(first, outcome, errors, signals.test_summary(output))
+            outcome, errors = outcome_of_output(None, output, is_error=False)
+            yield CommandRan(
+                _first_line(self._pending_action), outcome, errors, signals.test_summary(output)
+            )
         self._pending_action = self._pending_edit = None
+
+
+def _first_line(action: str) -> str:
+    return signals.clip(action.splitlines()[0].strip(), 200)
+
+
+def outcome_of_output(
+    name: str | None, output: str, *, is_error: bool
+) -> tuple[str, tuple[str, ...]]:
+    """A command's outcome and error lines: the exit status its tool states in its own shape
+    when it states one (a zero clears the error lines), else what the text readers find."""
+    outcome, errors = signals.outcome_of(output, is_error=is_error)
+    status = exit_status(name, output)
+    if status is not None:
+        outcome, errors = ("ok", ()) if status == 0 else (f"exit {status}", errors)
+    return outcome, errors
 
 
 def _question_in(text: str) -> str | None:
@@ -348,12 +349,7 @@ def _read_result(
         outcome, errors, tests = placeholder.outcome, placeholder.errors, placeholder.tests
         found = placeholder.identifiers
     else:
-        outcome, errors = signals.outcome_of(text, is_error=is_error)
-        status = exit_status(call.name if call else None, text)
-        if status is not None:
-            outcome = "ok" if status == 0 else f"exit {status}"
-            if status == 0:
-                errors = ()
+        outcome, errors = outcome_of_output(call.name if call else None, text, is_error=is_error)
         tests = signals.test_summary(text)
         found = signals.identifiers(text)
     if found:

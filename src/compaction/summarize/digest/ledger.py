@@ -51,8 +51,12 @@ class Ledger:
     def items(self) -> list[list[Item]]:
         return [s.items(state) for s, state in zip(self.sections, self.states, strict=True)]
 
-    def is_empty(self) -> bool:
-        return not any(self.items())
+    def section(self, name: str) -> Section[Any]:
+        return next(s for s in self.sections if s.name == name)
+
+    def copy(self) -> Ledger:
+        """A ledger with the same facts whose states can change apart from this one's."""
+        return self.merge(Ledger(self.sections))
 
 
 class LedgerBuilder:
@@ -88,7 +92,7 @@ class LedgerBuilder:
     def snapshot(self) -> Ledger:
         """The ledger of what was read so far, as a span ending here: a copy, with what an
         action still awaiting its output says (the builder reads on unchanged)."""
-        ledger = self.ledger.merge(Ledger(self.ledger.sections))
+        ledger = self.ledger.copy()
         for event in self._reader.pending():
             self._observe(ledger, event)
         return ledger
