@@ -6,6 +6,7 @@ from compaction.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from compaction.summarize import signals
 from compaction.summarize.digest import (
     Ledger,
+    LedgerBuilder,
     extract_ledger,
     parse_ledger,
     render,
@@ -453,3 +454,30 @@ def test_images_in_a_digested_span_are_named_with_their_archive_handle() -> None
     assert f"image in a user message (original kept as {handle_for(shot)})" in text
     assert f"image in view_image(plot.png) output (original kept as {handle_for(read)})" in text
     assert render(parse_ledger(text)) == render(ledger)
+
+
+def test_a_merged_ledger_read_further_leaves_its_inputs_as_they_were() -> None:
+    earlier = extract_ledger(
+        [
+            call("1", "Bash", command="pytest tests/test_a.py"),
+            result("1", "E   KeyError: 'x'\n1 failed in 0.1s"),
+            say("user", "Set the timeout to 30s."),
+            todo_call("2", ("Write the docs", "pending")),
+            result("2", "ok"),
+        ]
+    )
+    before = rendered(earlier)
+    builder = LedgerBuilder()
+    builder.ledger = builder.ledger.merge(earlier)
+    for message in [
+        call("3", "Edit", file_path="src/a.py", old_string="a", new_string="b"),
+        result("3", "ok"),
+        call("4", "Bash", command="pytest tests/test_a.py"),
+        result("4", "3 passed in 0.1s"),
+        say("user", "Hmm, make it 45s instead of 30s."),
+        todo_call("5", ("Write the docs", "completed")),
+        result("5", "ok"),
+    ]:
+        builder.add(message)
+    assert "fixed:" in rendered(builder.snapshot())
+    assert rendered(earlier) == before

@@ -13,6 +13,7 @@ Sections must never call a model, count tokens or read a wire format; determinis
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -75,13 +76,17 @@ class Section(Generic[S]):
         """Read one rendered item (without its `- `) back into `state`."""
 
 
+def _distinct(forms: Iterable[str]) -> tuple[str, ...]:
+    """`forms`, fullest first, without a form equal to the one before it."""
+    out: list[str] = []
+    for form in forms:
+        if not out or form != out[-1]:
+            out.append(form)
+    return tuple(out)
+
+
 def _clip_forms(text: str, *limits: int) -> tuple[str, ...]:
-    forms: list[str] = []
-    for limit in limits:
-        form = signals.clip(text, limit)
-        if not forms or form != forms[-1]:
-            forms.append(form)
-    return tuple(forms)
+    return _distinct(signals.clip(text, limit) for limit in limits)
 
 
 # -- the user's words ----------------------------------------------------------------------
@@ -142,12 +147,10 @@ class UserWords(Section[UserWordsState]):
         for seq, text in state.texts:
             # Fuller than `user_chars` only when there is room for it.
             limits = [self.user_chars * 3, self.user_chars, 600, 300, 160]
-            forms: list[str] = []
-            for limit in limits:
-                form = "- " + bounded_user_text(text, limit).replace("\n", "\n  ")
-                if not forms or form != forms[-1]:
-                    forms.append(form)
-            out.append(Item(0 if _instructs(text) else 2, seq, tuple(forms)))
+            forms = _distinct(
+                "- " + bounded_user_text(text, limit).replace("\n", "\n  ") for limit in limits
+            )
+            out.append(Item(0 if _instructs(text) else 2, seq, forms))
         return out
 
     def parse(self, state: UserWordsState, item: str) -> None:
@@ -183,6 +186,9 @@ class ValueRecord:
     # The user's sentences about this value, in order, when a change could not be read with
     # certainty: the digest quotes them instead of stating a value.
     quotes: list[str] = field(default_factory=list)
+
+    def copy(self) -> ValueRecord:
+        return ValueRecord(self.value, list(self.earlier), list(self.quotes))
 
 
 @dataclass
@@ -248,16 +254,12 @@ class Values(Section[ValuesState]):
                 record.value = ""
 
     def merge(self, earlier: ValuesState, later: ValuesState) -> ValuesState:
-        merged = ValuesState(
-            {
-                k: ValueRecord(r.value, list(r.earlier), list(r.quotes))
-                for k, r in earlier.values.items()
-            }
-        )
+        # Copies: the merged state is observed further, and neither input may change with it.
+        merged = ValuesState({k: r.copy() for k, r in earlier.values.items()})
         for key, record in later.values.items():
             current = merged.values.pop(key, None)
             if current is None:
-                merged.values[key] = record
+                merged.values[key] = record.copy()
                 continue
             earlier_values = [*current.earlier, current.value, *record.earlier]
             seen: list[str] = []
@@ -368,6 +370,9 @@ class ErrorRecord:
     # Files changed since the error was seen: what the fix consisted of.
     edits: list[str] = field(default_factory=list)
 
+    def copy(self) -> ErrorRecord:
+        return ErrorRecord(self.text, self.source, self.open, self.fixed_by, list(self.edits))
+
 
 @dataclass
 class ErrorsState:
@@ -435,12 +440,11 @@ class Errors(Section[ErrorsState]):
                     error.edits.append(event.path)
 
     def merge(self, earlier: ErrorsState, later: ErrorsState) -> ErrorsState:
-        errors = [
-            ErrorRecord(e.text, e.source, e.open, e.fixed_by, list(e.edits)) for e in earlier.errors
-        ]
+        # Copies: the merged state is observed further, and neither input may change with it.
+        errors = [e.copy() for e in earlier.errors]
         for error in later.errors:
             errors = [e for e in errors if not (e.text == error.text and e.source == error.source)]
-            errors.append(error)
+            errors.append(error.copy())
         return ErrorsState(errors)
 
     def items(self, state: ErrorsState) -> list[Item]:
@@ -807,7 +811,7 @@ class Todos(Section[TodosState]):
             state.listed.append(todo)
 
     def merge(self, earlier: TodosState, later: TodosState) -> TodosState:
-        listed = later.listed if later.listed else list(earlier.listed)
+        listed = list(later.listed) if later.listed else list(earlier.listed)
         prose = [p for p in earlier.prose if p not in later.done]
         prose += [p for p in later.prose if p not in prose]
         return TodosState(listed, prose, [*earlier.done, *later.done])
@@ -1022,12 +1026,11 @@ class Narrative(Section[NarrativeState]):
     def items(self, state: NarrativeState) -> list[Item]:
         out = []
         for rank, text in enumerate(state.texts[-2:]):
-            forms: list[str] = []
-            for limit in (4000, 1200, 400, 160):
-                form = "\n".join(indented(bounded_user_text(text, limit)))
-                if not forms or form != forms[-1]:
-                    forms.append(form)
-            out.append(Item(0, 1e9 + rank, tuple(forms)))
+            forms = _distinct(
+                "\n".join(indented(bounded_user_text(text, limit)))
+                for limit in (4000, 1200, 400, 160)
+            )
+            out.append(Item(0, 1e9 + rank, forms))
         return out
 
     def parse(self, state: NarrativeState, item: str) -> None:
