@@ -11,9 +11,10 @@ dialects have no such rule. This module must never see strategies or token count
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence, Set
 
-from compaction.messages import Group, Message, Role, SummaryPart
+from compaction.messages import Group, Message, Part, Role, SummaryPart
 
 _ALTERNATING = frozenset({"anthropic"})
 
@@ -40,25 +41,25 @@ def unfold(messages: Sequence[Message], dialect: str | None) -> list[tuple[Messa
     own, so that a compaction keeps the words and can merge, shrink or grow the summary."""
     out: list[tuple[Message, range]] = []
     for i, message in enumerate(messages):
-        kinds = [isinstance(p, SummaryPart) for p in message.parts]
-        if dialect not in _ALTERNATING or message.role != "user" or len(set(kinds)) < 2:
+        kinds = {_is_summary(p) for p in message.parts}
+        if dialect not in _ALTERNATING or message.role != "user" or len(kinds) < 2:
             out.append((message, range(i, i + 1)))
             continue
-        runs: list[list[object]] = []
-        for part, is_summary in zip(message.parts, kinds, strict=True):
-            if runs and isinstance(runs[-1][0], SummaryPart) == is_summary:
-                runs[-1].append(part)
-            else:
-                runs.append([part])
         own = True  # the first run of the user's own parts carries the index
-        for run in runs:
-            if isinstance(run[0], SummaryPart):
-                out.append((Message("user", tuple(run)), range(i + 1, i + 1)))  # type: ignore[arg-type]
+        for is_summary, run in itertools.groupby(message.parts, key=_is_summary):
+            parts = tuple(run)
+            if is_summary:
+                out.append((Message("user", parts), range(i + 1, i + 1)))
             else:
-                piece = message.with_parts(run)  # type: ignore[arg-type]
-                out.append((piece, range(i, i + 1) if own else range(i + 1, i + 1)))
+                out.append(
+                    (message.with_parts(parts), range(i, i + 1) if own else range(i + 1, i + 1))
+                )
                 own = False
     return out
+
+
+def _is_summary(part: Part) -> bool:
+    return isinstance(part, SummaryPart)
 
 
 def anchor_after_first_user(

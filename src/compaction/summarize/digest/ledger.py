@@ -181,8 +181,9 @@ def parse_ledger(text: str, *, user_chars: int = 1200) -> Ledger:
             by_heading[heading] = index
     narrative = next(i for i, s in enumerate(ledger.sections) if isinstance(s, Narrative))
     if lines is None or not any(line in by_heading for line in lines):
-        body = text.partition("\n")[2] if text.startswith("[compacted:") else text
-        body = "\n".join(summary_body(body) or [body]).strip()
+        if lines is None:
+            lines = [text.partition("\n")[2] if text.startswith("[compacted:") else text]
+        body = "\n".join(lines).strip()
         if body:
             ledger.sections[narrative].parse(ledger.states[narrative], body)
         return ledger
