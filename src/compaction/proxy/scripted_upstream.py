@@ -41,7 +41,7 @@ import hashlib
 import json
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Final, Literal
 
@@ -371,10 +371,11 @@ def sse(data: Any, event: str | None = None) -> bytes:
     return f"{head}data: {payload}\n\n".encode()
 
 
-def chat_events(
-    body: Mapping[str, Any], measure: Measure, chunks: Sequence[str], error_after: int | None
-) -> Iterator[bytes | None]:
-    """Chat chunk events; None marks where the per-chunk delay goes (before each text chunk)."""
+def _chat_chunker(
+    body: Mapping[str, Any], measure: Measure
+) -> tuple[dict[str, Any], Callable[[dict[str, Any], str | None], bytes]]:
+    """The fields every chat chunk of one reply carries (its id, model, …), and the writer of
+    one delta's chunk event."""
     reply_id, _ = _ids(measure)
     base = {
         "id": f"chatcmpl-{reply_id}",
@@ -388,6 +389,14 @@ def chat_events(
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return sse({**base, "choices": [choice]})
 
+    return base, chunk
+
+
+def chat_events(
+    body: Mapping[str, Any], measure: Measure, chunks: Sequence[str], error_after: int | None
+) -> Iterator[bytes | None]:
+    """Chat chunk events; None marks where the per-chunk delay goes (before each text chunk)."""
+    base, chunk = _chat_chunker(body, measure)
     yield chunk({"role": "assistant", "content": ""}, None)
     for i, piece in enumerate(chunks):
         if error_after is not None and i >= error_after:
@@ -491,19 +500,7 @@ def chat_call_completion(
 def chat_call_events(
     body: Mapping[str, Any], measure: Measure, call: ToolCall
 ) -> Iterator[bytes | None]:
-    reply_id, _ = _ids(measure)
-    base = {
-        "id": f"chatcmpl-{reply_id}",
-        "object": "chat.completion.chunk",
-        "created": CREATED,
-        "model": str(body.get("model") or DEFAULT_MODEL),
-        "system_fingerprint": "scripted",
-    }
-
-    def chunk(delta: dict[str, Any], finish: str | None) -> bytes:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return sse({**base, "choices": [choice]})
-
+    base, chunk = _chat_chunker(body, measure)
     yield chunk({"role": "assistant", "content": None}, None)
     yield None
     opened = {
