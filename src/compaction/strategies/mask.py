@@ -26,7 +26,7 @@ from compaction.messages import (
 from compaction.strategies.base import StepReport, Workspace
 from compaction.summarize import signals, tools
 from compaction.summarize.digest import MASK_PREFIX, Placeholder, write_placeholder
-from compaction.summarize.digest.events import exit_status
+from compaction.summarize.digest.events import outcome_of_output
 
 
 class MaskStrategy(BaseModel):
@@ -89,10 +89,9 @@ class MaskStrategy(BaseModel):
     def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:
         """The text standing in for `part`; `handle` names the archived original message."""
         text = part.text
-        outcome, errors = signals.outcome_of(text, is_error=part.is_error)
-        status = exit_status(call.name if call else None, text)
-        if status is not None:
-            outcome = "ok" if status == 0 else f"exit {status}"
+        outcome, errors = outcome_of_output(
+            call.name if call else None, text, is_error=part.is_error
+        )
         lines = text.count("\n") + 1 if text else 0
         images = sum(1 for p in part.content if isinstance(p, ImagePart))
         what = call.name if call is not None else "tool"
