@@ -4,12 +4,16 @@ same run:
 1. `should_compact` after appending one message to a ~150k-token conversation, the counter
    warm (what an agent pays before each call). Baseline: counting the conversation cold.
    Budget: ≤ 1 ms.
-2. Deterministic compaction (mask → digest → truncate) of that conversation to 15% of its
+2. Deterministic compaction (mask → digest → settle) of that conversation to 15% of its
    tokens, the counter warm. Baseline: one raw tiktoken `encode` of all its text.
-   Budget: ≤ 50 ms.
+   Budget: ≤ 0.6× that encode (and ≤ 50 ms).
+3. The same with the text readers' caches cleared, as a process's first compaction reads
+   every old output once. Budget: ≤ 1.5× the encode.
 
 The conversation is a generated coding-agent session (`compaction.eval.generate`). Timings
-are medians of repeated runs with the garbage collector paused. Never reaches the network.
+are medians of CPU time over repeated runs with the garbage collector paused (the machine is
+shared: CPU time is what other processes disturb least); the compactions and the encode they
+are compared with are measured interleaved. Never reaches the network.
 Run standalone: `python bench/bench_compaction.py`.
 """
 
@@ -31,6 +35,8 @@ from compaction.tokens import TiktokenCounter, counter_for_model
 TARGET_TOKENS = 150_000
 SHOULD_COMPACT_BUDGET_MS = 1.0
 COMPACT_BUDGET_MS = 50.0
+WARM_BUDGET = 0.6  # × one tiktoken encode of the conversation's text
+FIRST_BUDGET = 1.5
 
 
 def _clear_text_caches() -> None:
@@ -42,17 +48,27 @@ def build_conversation() -> Conversation:
     return OPENAI.decode(generate_session(7, target_tokens=int(TARGET_TOKENS * 1.2)).payload)
 
 
-def _median_ms(action: Callable[[], object], repeat: int) -> float:
-    samples = []
+def _cpu_ms(action: Callable[[], object]) -> float:
     gc.disable()
     try:
-        for _ in range(repeat):
-            start = time.perf_counter()
-            action()
-            samples.append((time.perf_counter() - start) * 1000)
+        start = time.process_time()
+        action()
+        return (time.process_time() - start) * 1000
     finally:
         gc.enable()
-    return statistics.median(samples)
+
+
+def _median_ms(action: Callable[[], object], repeat: int) -> float:
+    return statistics.median(_cpu_ms(action) for _ in range(repeat))
+
+
+def _interleaved(actions: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """The median CPU time of each action, run in turns so that drift hits all alike."""
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    for _ in range(repeat):
+        for name, action in actions.items():
+            samples[name].append(_cpu_ms(action))
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def _all_text(conversation: Conversation) -> str:
@@ -88,12 +104,20 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
         _clear_text_caches()
         compactor.compact(conversation, max_tokens=target)
 
-    first_ms = _median_ms(cold_compact, 7)
-    compact_ms = _median_ms(lambda: compactor.compact(conversation, max_tokens=target), 9)
     counter = counter_for_model("gpt-4o")
     text = _all_text(conversation)
     encoding = counter.encoding if isinstance(counter, TiktokenCounter) else None
-    encode_ms = _median_ms(lambda: encoding.encode(text) if encoding else None, 5)
+    medians = _interleaved(
+        {
+            "encode": lambda: encoding.encode(text) if encoding else None,
+            "first": cold_compact,
+            "warm": lambda: compactor.compact(conversation, max_tokens=target),
+        },
+        9,
+    )
+    encode_ms, first_ms, compact_ms = medians["encode"], medians["first"], medians["warm"]
+    warm_ratio = compact_ms / encode_ms if encode_ms else float("inf")
+    first_ratio = first_ms / encode_ms if encode_ms else float("inf")
     return [
         {
             "name": f"should_compact after one append ({tokens:,} tokens)",
@@ -114,9 +138,11 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
             "unit": "ms",
             "baseline_name": "raw tiktoken encode of all its text",
             "baseline_value": round(encode_ms, 3),
-            "ratio": round(compact_ms / encode_ms, 3) if encode_ms else None,
-            "budget": f"≤ {COMPACT_BUDGET_MS:g} ms",
-            "ok": compact_ms <= COMPACT_BUDGET_MS and result.receipt.status == "compacted",
+            "ratio": round(warm_ratio, 3),
+            "budget": f"≤ {WARM_BUDGET:g}× and ≤ {COMPACT_BUDGET_MS:g} ms",
+            "ok": warm_ratio <= WARM_BUDGET
+            and compact_ms <= COMPACT_BUDGET_MS
+            and result.receipt.status == "compacted",
         },
         {
             "name": "the same with the text readers' caches cleared (first compaction)",
@@ -124,9 +150,9 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
             "unit": "ms",
             "baseline_name": "raw tiktoken encode of all its text",
             "baseline_value": round(encode_ms, 3),
-            "ratio": round(first_ms / encode_ms, 3) if encode_ms else None,
-            "budget": f"≤ {COMPACT_BUDGET_MS:g} ms",
-            "ok": first_ms <= COMPACT_BUDGET_MS,
+            "ratio": round(first_ratio, 3),
+            "budget": f"≤ {FIRST_BUDGET:g}×",
+            "ok": first_ratio <= FIRST_BUDGET,
         },
     ]
 

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from compaction.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from compaction.summarize import signals
 from compaction.summarize.digest import (
@@ -481,3 +483,17 @@ def test_a_merged_ledger_read_further_leaves_its_inputs_as_they_were() -> None:
         builder.add(message)
     assert "fixed:" in rendered(builder.snapshot())
     assert rendered(earlier) == before
+
+
+def test_cue_patterns_read_any_case_and_refuse_upper_case_patterns() -> None:
+    # Cues are searched in lower-cased text (a case-insensitive `re` scan is several times
+    # slower); the readers must still find them whatever case the prose is written in.
+    assert signals.is_decision("DECIDED: We'll Use SQLite for the cache.")
+    assert signals.is_todo("TODO: wire the retry")
+    assert signals.is_note("Heads-up: the suite is FLAKY on CI")
+    assert signals.is_note("NB the port is fixed")
+    assert not signals.is_note("Nothing to see here")
+    assert signals.outcome_of("build finished\nEXIT CODE: 3") == ("exit 3", ())
+    with pytest.raises(ValueError, match="lower case"):
+        signals.cue(r"\bTodo\b")
+    assert signals.cue(r"\S+\b").search("x") is not None  # escapes are not letters

@@ -14,7 +14,6 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compaction._textcache import text_cache
 from compaction.messages import (
     ImagePart,
     Message,
@@ -24,9 +23,9 @@ from compaction.messages import (
     handle_for,
 )
 from compaction.strategies.base import StepReport, Workspace
-from compaction.summarize import signals, tools
+from compaction.summarize import signals
 from compaction.summarize.digest import MASK_PREFIX, Placeholder, write_placeholder
-from compaction.summarize.digest.events import outcome_of_output
+from compaction.summarize.digest.events import call_actions, outcome_of_output
 
 
 class MaskStrategy(BaseModel):
@@ -96,7 +95,7 @@ class MaskStrategy(BaseModel):
         images = sum(1 for p in part.content if isinstance(p, ImagePart))
         what = call.name if call is not None else "tool"
         if call is not None:
-            target = _target_of_call(call.name, call.arguments)
+            target = _target_of(call.name, call.arguments)
             if target:
                 what += f" `{signals.clip(target, 100)}`"
         size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
@@ -113,14 +112,9 @@ class MaskStrategy(BaseModel):
         )
 
 
-@text_cache()
-def _target_of_call(name: str, arguments: str) -> str:
-    return _target_of(ToolCallPart("", name, arguments))
-
-
-def _target_of(call: ToolCallPart) -> str:
+def _target_of(name: str, arguments: str) -> str:
     """What a call acted on, for the placeholder: its command, else its file or pattern."""
-    actions = tools.actions_of_call(call.name, call.parsed_arguments() or {})
+    actions = call_actions(name, arguments)
     for action in actions:
         if action.kind == "command" and action.command:
             return action.command

@@ -258,13 +258,15 @@ def _clean_path(path: str) -> str:
 
 
 @text_cache()
-def _call_actions(name: str, arguments: str) -> tuple[tools.Action, ...]:
+def call_actions(name: str, arguments: str) -> tuple[tools.Action, ...]:
+    """What a call does by the tool table, read once per distinct call (the mask's
+    placeholders and the digest read the same calls)."""
     parsed = ToolCallPart("", name, arguments).parsed_arguments() or {}
     return tools.actions_of_call(name, parsed)
 
 
 def _call_events(call: ToolCallPart) -> Iterator[Event]:
-    for action in _call_actions(call.name, call.arguments):
+    for action in call_actions(call.name, call.arguments):
         if action.kind == "file" and action.path and action.op:
             yield FileTouched(_clean_path(action.path), action.op)
         elif action.kind == "todos":
@@ -310,14 +312,14 @@ def _result_images(
 
 
 def _only_reads(call: ToolCallPart) -> bool:
-    actions = _call_actions(call.name, call.arguments)
+    actions = call_actions(call.name, call.arguments)
     return bool(actions) and all(
         a.kind == "search" or (a.kind == "file" and a.op == "read") for a in actions
     )
 
 
 def _command_of(call: ToolCallPart) -> str | None:
-    for action in _call_actions(call.name, call.arguments):
+    for action in call_actions(call.name, call.arguments):
         if action.kind == "command" and action.command:
             return action.command
     return None
@@ -369,7 +371,7 @@ def _read_result(
     created = tools.todo_id_in_result(call.name, text)
     if created is not None:
         yield TodoIdentified(created)
-    for action in _call_actions(call.name, call.arguments):
+    for action in call_actions(call.name, call.arguments):
         if action.kind == "file" and action.path is None and action.op is not None:
             # An editor command acting on the open file: its output names it, or the status line.
             banner = _FILE_BANNER.search(text)

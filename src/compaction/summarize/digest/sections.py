@@ -159,13 +159,12 @@ class UserWords(Section[UserWordsState]):
 
 # -- values the user set -------------------------------------------------------------------
 
-_CHANGE_CUE = re.compile(
+_CHANGE_CUE = signals.cue(
     r"\b(?:instead\s+of|rather\s+than|change|changed|switch|make\s+it|bump|no\s+longer|"
     r"actually|not\s+\S+\s+but|from\s+\S+(?:\s+\S+)?\s+to|increase|decrease|raise|lower|set|"
     r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
     r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|"
-    r"bigger|smaller|higher|shorter|longer|fewer|more|less)\b",
-    re.IGNORECASE,
+    r"bigger|smaller|higher|shorter|longer|fewer|more|less)\b"
 )
 _INSTEAD = re.compile(
     r"\b(?:make|set|change|switch|use|bump|raise|lower)\s+(?:it|that|this|them)\s+(?:to\s+)?"
@@ -239,9 +238,9 @@ class Values(Section[ValuesState]):
             if key not in settled:
                 self._set(state, key, value, sentence)
                 settled.add(key)
-        if not _CHANGE_CUE.search(sentence):
-            return
         lowered = sentence.lower()
+        if not _CHANGE_CUE.search(lowered):
+            return
         for key, record in state.values.items():
             if key in settled:
                 continue
@@ -619,11 +618,10 @@ class Commands(Section[CommandsState]):
 # -- decisions -----------------------------------------------------------------------------
 
 # A statement that replaces an earlier plan: on its own (strong), or inside a decision.
-_REVERSAL = re.compile(
+_REVERSAL = signals.cue(
     r"\b(?:scrap|scratch\s+that|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
     r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
-    r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go))\b",
-    re.IGNORECASE,
+    r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go))\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -637,7 +635,7 @@ _REPLACED = re.compile(
     r"drop(?:ping)?|no\s+longer\s+(?:use|using))\s+((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
 )
-_REPLACING = re.compile(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b", re.IGNORECASE)
+_REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
 
 
 @dataclass
@@ -683,7 +681,8 @@ class Decisions(Section[DecisionsState]):
             # "X rather than Y" replaces a plan only where it decides something besides
             # the comparison ("I'll use X instead of Y"), not where it describes code.
             strong, replacing, _telling = sentence_marks(sentence)
-            reversal = strong or (replacing and signals.is_decision(_REPLACING.sub(" ", sentence)))
+            bare = _REPLACING.sub(" ", sentence.lower()) if replacing else ""
+            reversal = strong or (replacing and signals.is_decision(bare))
             if not (decision or reversal):
                 continue
             text = sentence
@@ -841,10 +840,9 @@ class Todos(Section[TodosState]):
 
 # -- notes: the assistant's telling sentences ---------------------------------------------
 
-_TELLING = re.compile(
+_TELLING = signals.cue(
     r"`[^`]+`|\b[0-9a-f]{7,40}\b|\b\d[\d,.]*\s*(?:%|ms|s|kb|mb|gb|tokens|lines|files|tests)?\b"
-    r"|[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|js|tsx|rs|go|java|md|json|yaml|yml|toml|c|h|rb)\b",
-    re.IGNORECASE,
+    r"|[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|js|tsx|rs|go|java|md|json|yaml|yml|toml|c|h|rb)\b"
 )
 
 
@@ -853,10 +851,11 @@ def sentence_marks(sentence: str) -> tuple[bool, bool, int]:
     """Whether an assistant's sentence reverses a plan outright, whether it says what it
     replaces ("instead of", "rather than"), and how many telling tokens (code, ids, numbers,
     paths, file names) it holds; read once per sentence."""
+    lowered = sentence.lower()
     return (
-        _REVERSAL.search(sentence) is not None,
-        _REPLACING.search(sentence) is not None,
-        len(_TELLING.findall(sentence)),
+        _REVERSAL.search(lowered) is not None,
+        _REPLACING.search(lowered) is not None,
+        len(_TELLING.findall(lowered)),
     )
 
 
