@@ -358,3 +358,62 @@ def test_the_receipt_names_the_rule_breaks_the_result_kept_from_its_input() -> N
     result = Compactor(config).compact(broken)
     assert result.receipt.status == "compacted"
     assert [v.rule for v in result.receipt.inherited_violations] == ["orphan_tool_result"]
+
+
+def test_an_old_result_riding_in_the_live_user_turn_is_masked_and_the_words_kept() -> None:
+    # Anthropic: the user's latest words arrive in the message carrying the previous results.
+    # The words are protected; the result beside them is old output once the agent moved on.
+    big = "\n".join(f"line {i}: INFO worker heartbeat ok shard={i % 7}" for i in range(300))
+    words = "One more thing: never print the API key in logs."
+    messages = [
+        say("system", "You are a coding agent."),
+        say("user", "Fix the signer worker."),
+        calls(("a", "Bash", {"command": "tail -n 300 logs/worker.log"})),
+        Message(
+            "user",
+            (ToolResultPart("a", (TextPart(big),)), TextPart(words)),
+        ),
+        calls(("b", "Bash", {"command": "pytest -q"})),
+        *results(("b", "3 passed in 0.1s"), role="user"),
+        say("assistant", "Done: the tests pass and the key is masked in logs."),
+    ]
+    conversation = Conversation(tuple(messages), dialect="anthropic")
+    compactor = Compactor(CompactionConfig(keep_recent_n=2))
+    before = compactor.count(conversation)
+    result = compactor.compact(conversation, max_tokens=before // 3)
+    assert result.receipt.target_met
+    turn = next(m for m in result.conversation.messages if words in m.text)
+    assert [p.text for p in turn.parts if isinstance(p, TextPart)] == [words]
+    assert turn.tool_results[0].text.startswith(MASK_PREFIX)
+    assert validate_for(result.conversation) == []
+
+
+def test_room_left_after_masking_is_filled_with_an_excerpt_of_the_newest_masked_output() -> None:
+    # One large output, masked to meet the target, does not fit back whole: the room it
+    # leaves holds its head and tail beside the placeholder, and the budget is used.
+    log = "\n".join(f"{i:04d} worker shard={i % 9} state=ok ms={i % 97}" for i in range(600))
+    messages = [
+        say("system", "You are a coding agent."),
+        say("user", "Find why the worker stalls."),
+        calls(("a", "bash", {"command": "cat logs/worker.log"})),
+        *results(("a", log)),
+        say("assistant", "The log shows no stall; the scheduler is next."),
+        say("user", "Go on."),
+        say("assistant", "Checked the scheduler: it is fine."),
+    ]
+    conversation = Conversation(tuple(messages))
+    compactor = Compactor(CompactionConfig(keep_recent_n=2))
+    target = compactor.count(conversation) // 2
+    result = compactor.compact(conversation, max_tokens=target)
+    assert result.receipt.target_met
+    assert result.receipt.tokens_after >= 0.9 * target
+    masked = next(r for m in result.conversation.messages for r in m.tool_results)
+    assert masked.text.startswith(MASK_PREFIX)
+    assert log.splitlines()[0] in masked.text and log.splitlines()[-1] in masked.text
+    # A later compaction that needs the room takes the excerpt back first (a shorter one
+    # of it, at most, fills what room is left; never a placeholder inside a placeholder).
+    again = compactor.compact(result.conversation, max_tokens=target // 3)
+    assert again.receipt.target_met
+    shorter = next(r for m in again.conversation.messages for r in m.tool_results)
+    assert shorter.text.startswith(MASK_PREFIX) and len(shorter.text) < len(masked.text)
+    assert shorter.text.count(MASK_PREFIX) == 1

@@ -30,6 +30,7 @@ from compaction.messages import (
     Message,
     SummaryPart,
     TextPart,
+    ToolResultPart,
     group_messages,
     live_turn_index,
 )
@@ -300,7 +301,11 @@ class Compactor:
 
         work = self._workspace(conversation, counter, counted.total, target)
         work.summarizer = self.summarizer_for(counter, conversation)
-        protected_tokens = work.overhead + sum(s.tokens for s in work.slots if s.protected)
+        protected_tokens = work.overhead + sum(
+            work.measure(without_results(s.message)) if s.words_only else s.tokens
+            for s in work.slots
+            if s.protected
+        )
         if target is not None and protected_tokens > target:
             # No strategy can meet this target. Dropping everything else would lose history
             # and still miss it, so compact the old part as usual and say why it falls short.
@@ -384,6 +389,7 @@ class Compactor:
         unfolded = shape.unfold(conversation.messages, conversation.dialect)
         messages = tuple(m for m, _ in unfolded)
         protected = protected_indices(messages, self.config)
+        words_only = words_only_indices(messages, self.config)
         counts = [counter.count_message(m) for m in messages]
         groups = group_messages(messages)
         recent_start = recent_tail_start(
@@ -408,6 +414,7 @@ class Compactor:
                 i >= recent_start,
                 i in live,
                 anchored=i in anchored,
+                words_only=i in words_only,
             )
             for i, (m, origin) in enumerate(unfolded)
         ]
@@ -493,6 +500,35 @@ def protected_indices(messages: tuple[Message, ...], config: CompactionConfig) -
     live = live_turn_index(messages)
     if live is not None:
         protected.add(live)
+    protected |= _protected_whole(messages, config)
+    return protected
+
+
+def words_only_indices(messages: tuple[Message, ...], config: CompactionConfig) -> set[int]:
+    """Protected messages whose tool results are not: the live user turn when it carries the
+    results of an earlier call (Anthropic puts them in the user's next message) and the agent
+    has moved on since. The user's words stay verbatim; the results are old output like any
+    other, masked when room is needed."""
+    live = live_turn_index(messages)
+    if live is None or live == len(messages) - 1 or messages[live].pinned:
+        return set()  # the last message's results are what the model is about to read
+    if not messages[live].tool_results:
+        return set()
+    if live in _protected_whole(messages, config):
+        return set()
+    return {live}
+
+
+def without_results(message: Message) -> Message:
+    """`message` without its tool results: what a message protected for its words alone
+    keeps at the least (a placeholder for the results aside)."""
+    return message.with_parts(tuple(p for p in message.parts if not isinstance(p, ToolResultPart)))
+
+
+def _protected_whole(messages: tuple[Message, ...], config: CompactionConfig) -> set[int]:
+    """What stays verbatim, tool results included, besides system and pinned messages: the
+    newest message, the first user message and pin-rule matches."""
+    protected: set[int] = set()
     if messages and not messages[-1].tool_results:
         # The newest message (often the final answer) stays verbatim; results the model is
         # about to read are the live exchange, shortened only as the very last resort.

@@ -45,6 +45,9 @@ class Slot:
     # May be masked, never replaced or dropped: the turn that keeps a summary from being
     # folded into the user's first message where roles must alternate.
     anchored: bool = False
+    # Protected for the user's words alone: the tool results riding in the same message (an
+    # earlier call's, where Anthropic puts them in the user's next turn) may be masked.
+    words_only: bool = False
     # A summary that can shrink or grow (see `Resizable`), and the message a masked slot
     # held before (which the pipeline may give back when room is left).
     resizable: Resizable | None = None
@@ -137,11 +140,16 @@ class Workspace:
 
     def compactable(self, index: int) -> bool:
         slot = self.slots[index]
-        return (
-            not slot.protected
-            and (self.reach_recent or not slot.recent)
-            and (self.reach_live or not slot.live)
-        )
+        return not slot.protected and self._in_reach(slot)
+
+    def maskable(self, index: int) -> bool:
+        """Whether the tool results of slot `index` may be masked: where it is compactable,
+        and in a message protected for the user's words alone."""
+        slot = self.slots[index]
+        return (not slot.protected or slot.words_only) and self._in_reach(slot)
+
+    def _in_reach(self, slot: Slot) -> bool:
+        return (self.reach_recent or not slot.recent) and (self.reach_live or not slot.live)
 
     def replaceable(self, index: int) -> bool:
         """Whether a strategy may replace or drop slot `index` (masking asks `compactable`)."""

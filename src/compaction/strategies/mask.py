@@ -10,6 +10,8 @@ recent one.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,7 +26,12 @@ from compaction.messages import (
 )
 from compaction.strategies.base import StepReport, Workspace
 from compaction.summarize import signals
-from compaction.summarize.digest import MASK_PREFIX, Placeholder, write_placeholder
+from compaction.summarize.digest import (
+    MASK_PREFIX,
+    Placeholder,
+    read_placeholder,
+    write_placeholder,
+)
 from compaction.summarize.digest.events import call_actions, outcome_of_output
 
 
@@ -47,7 +54,7 @@ class MaskStrategy(BaseModel):
         for index, slot in enumerate(work.slots):
             for call in slot.message.tool_calls:
                 calls[call.id] = call
-            if not work.compactable(index) or not slot.message.tool_results:
+            if not work.maskable(index) or not slot.message.tool_results:
                 continue
             if any(self._worth_masking(r) for r in slot.message.tool_results):
                 candidates.append((-slot.tokens, index))
@@ -81,13 +88,18 @@ class MaskStrategy(BaseModel):
     def _worth_masking(self, part: ToolResultPart) -> bool:
         text = part.text
         if text.startswith(MASK_PREFIX):
-            return False
+            # A placeholder given an excerpt when there was room gives it back first.
+            earlier = read_placeholder(text)
+            return earlier is not None and bool(earlier.excerpt)
         has_image = any(isinstance(p, ImagePart) for p in part.content)
         return has_image or len(text) >= self.min_chars
 
     def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:
         """The text standing in for `part`; `handle` names the archived original message."""
         text = part.text
+        earlier = read_placeholder(text)
+        if earlier is not None:
+            return write_placeholder(dataclasses.replace(earlier, excerpt=""))
         outcome, errors = outcome_of_output(
             call.name if call else None, text, is_error=part.is_error
         )
@@ -124,3 +136,70 @@ def _target_of(name: str, arguments: str) -> str:
         if action.kind == "search" and action.text:
             return action.text
     return ""
+
+
+# An excerpt shorter than this is not worth the lines it takes.
+_MIN_EXCERPT_CHARS = 240
+
+
+def with_excerpt(
+    masked: Message, original: Message, budget: int, measure: Callable[[Message], int]
+) -> Message | None:
+    """`masked` with the head and tail of each output its placeholders stand for added to
+    them, the whole taking at most `budget` tokens; None when no excerpt worth having fits.
+    `original` is the message `masked` was made from (the same parts, in the same order)."""
+    masked_parts = [
+        (i, part, _own_text(source), placeholder)
+        for i, (part, source) in enumerate(zip(masked.parts, original.parts, strict=False))
+        if isinstance(part, ToolResultPart)
+        and isinstance(source, ToolResultPart)
+        and (placeholder := read_placeholder(part.text)) is not None
+        and not placeholder.excerpt
+        and len(source.text) > len(part.text)
+    ]
+    if not masked_parts:
+        return None
+    tokens = measure(masked)
+    chars_total = sum(len(source) for _, _, source, _ in masked_parts)
+    per_token = chars_total / max(measure(original) - tokens, 1)
+    chars = int((budget - tokens) * per_token * 0.9)
+    for _ in range(4):
+        parts = list(masked.parts)
+        for i, part, source, placeholder in masked_parts:
+            share = chars * len(source) // chars_total
+            if share < _MIN_EXCERPT_CHARS or share >= len(source):
+                continue
+            head, tail, elided = head_and_tail(source, share)
+            excerpt = f"{head}\n[… {elided} chars elided …]\n{tail}"
+            parts[i] = part.with_text(
+                write_placeholder(dataclasses.replace(placeholder, excerpt=excerpt))
+            )
+        if parts == list(masked.parts):
+            return None
+        message = masked.with_parts(parts)
+        over = measure(message) - budget
+        if over <= 0:
+            return message
+        chars -= int(over * per_token) + 16
+    return None
+
+
+def _own_text(result: ToolResultPart) -> str:
+    """An output's own text: an earlier excerpt's, when it is a placeholder already."""
+    earlier = read_placeholder(result.text)
+    return earlier.excerpt if earlier is not None and earlier.excerpt else result.text
+
+
+def head_and_tail(text: str, keep: int) -> tuple[str, str, int]:
+    """About `keep` characters of `text`, half from each end, cut at line breaks where a
+    line break is near: (head, tail, characters left out between them)."""
+    half = max(keep // 2, 1)
+    head = text[:half]
+    cut = head.rfind("\n")
+    if cut > half // 2:
+        head = head[:cut]
+    tail = text[-half:]
+    cut = tail.find("\n")
+    if 0 <= cut < half // 2:
+        tail = tail[cut + 1 :]
+    return head, tail, len(text) - len(head) - len(tail)

@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from compaction.messages import Message, Part, ToolResultPart, handle_for
 from compaction.strategies.base import StepReport, Workspace
-from compaction.strategies.mask import MaskStrategy
+from compaction.strategies.mask import MaskStrategy, head_and_tail, with_excerpt
 
 
 @runtime_checkable
@@ -126,7 +126,7 @@ def settle(work: Workspace) -> StepReport | None:
                 work.resize(index, work.slots[index].tokens + grant)
                 if not work.fits():  # a rendering may overshoot a tight room by a line
                     work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
-        restored = 0
+        restored = excerpts = 0
         for index in range(len(work.slots) - 1, -1, -1):
             slot = work.slots[index]
             if slot.unmasked is None:
@@ -134,8 +134,22 @@ def settle(work: Workspace) -> StepReport | None:
             if work.total() - slot.tokens + work.measure(slot.unmasked) <= work.target:
                 work.unmask(index)
                 restored += 1
-        if summaries or restored:
-            details.append(f"room used: summaries grown, {restored} outputs given back")
+        # What is left goes to the newest outputs that did not fit back whole: their head
+        # and tail, beside the placeholder.
+        for index in range(len(work.slots) - 1, -1, -1):
+            slot = work.slots[index]
+            room = work.target - work.total()
+            if slot.unmasked is None or room <= 0:
+                continue
+            excerpted = with_excerpt(slot.message, slot.unmasked, slot.tokens + room, work.measure)
+            if excerpted is not None:
+                work.swap(index, excerpted)
+                excerpts += 1
+        if summaries or restored or excerpts:
+            details.append(
+                f"room used: summaries grown, {restored} outputs given back"
+                + (f", {excerpts} in part" if excerpts else "")
+            )
     if work.total() == before and not details:
         return None
     return StepReport("settle", before, work.total(), 0, "; ".join(details))
@@ -184,8 +198,7 @@ def shortened_message(message: Message, budget: int, work: Workspace) -> Message
         if isinstance(part, ToolResultPart) and len(part.text) > keep:
             text = part.text
             share = max(int(keep * len(text) / total_chars), 200)
-            head, tail = text[: share // 2], text[-share // 2 :]
-            elided = len(text) - len(head) - len(tail)
+            head, tail, elided = head_and_tail(text, share)
             marker = (
                 f"\n[… {elided} chars of this output elided to fit the context window; "
                 f"original kept as {handle} …]\n"

@@ -85,6 +85,12 @@ class Placeholder:
     errors: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
     tests: str | None = None
+    # Head and tail of the original, verbatim, where a compaction had room to give some back.
+    excerpt: str = ""
+
+
+# Everything after this line of a placeholder is the original's own text.
+EXCERPT_LINE = "--- head and tail of the original ---"
 
 
 def write_placeholder(p: Placeholder) -> str:
@@ -94,6 +100,8 @@ def write_placeholder(p: Placeholder) -> str:
         lines.append("ids: " + ", ".join(p.identifiers))
     if p.tests:
         lines.append(f"tests: {p.tests}")
+    if p.excerpt:
+        lines += [EXCERPT_LINE, p.excerpt]
     return "\n".join(lines)
 
 
@@ -107,6 +115,7 @@ def read_placeholder(text: str) -> Placeholder | None:
     """The placeholder `text` is, or None when it is not one."""
     if not text.startswith(MASK_PREFIX):
         return None
+    text, _, excerpt = text.partition("\n" + EXCERPT_LINE + "\n")
     head, *lines = text.splitlines()
     match = _MASK_HEAD.match(head)
     if match is None:
@@ -120,5 +129,5 @@ def read_placeholder(text: str) -> Placeholder | None:
         elif line.startswith("tests: "):
             tests = line[7:]
     return Placeholder(
-        match["what"], match["size"], match["outcome"], match["handle"], errors, ids, tests
+        match["what"], match["size"], match["outcome"], match["handle"], errors, ids, tests, excerpt
     )
