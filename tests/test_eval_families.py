@@ -94,6 +94,72 @@ def test_each_family_speaks_its_agents_tools() -> None:
     cline = calls("cline-style")
     assert {"execute_command", "read_file", "write_to_file", "replace_in_file"} <= set(cline)
     assert "absolutePath" in cline["write_to_file"] and "attempt_completion" in cline
+    gemini = calls("gemini-style")
+    assert {"run_shell_command", "read_file", "write_file", "replace", "write_todos"} <= set(gemini)
+    assert {"glob", "search_file_content", "edit_file", "move_file"} <= set(gemini)
+    assert "absolute_path" in gemini["read_file"] and "description" in gemini["run_shell_command"]
+    assert {"file_path", "old_string", "new_string"} <= gemini["replace"]
+    assert {"path", "edits"} <= gemini["edit_file"]
+    assert {"source", "destination"} <= gemini["move_file"]
+
+
+def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
+    return [
+        json.loads(call.arguments)["todos"]
+        for message in session.conversation.messages
+        for call in message.tool_calls
+        if call.name == "write_todos"
+    ]
+
+
+def test_the_second_thoughts_variant_supersedes_twice() -> None:
+    # Gemini-style tells the variant: the first value set is changed twice, the plan revised
+    # twice, a to-do added and one cancelled, a figure the assistant's answer carries.
+    for session in sessions("gemini-style"):
+        text = conversation_text(session.conversation).casefold()
+        values = [f for f in session.facts if f.category == "changed_value"]
+        twice = [f for f in values if len(f.stale) == 2]
+        assert len(values) == 2 and len(twice) == 1
+        [decision] = [f for f in session.facts if f.category == "decision"]
+        assert len(decision.stale) == 2
+        # Each superseded form was current once, and every later form follows it.
+        for fact in (*twice, decision):
+            order = [text.index(s.casefold()) for s in fact.stale]
+            assert order == sorted(order), fact.id
+            assert text.rindex(fact.probe[-1].casefold()) > max(order), fact.id
+        lists = _todo_lists(session)
+        assert len(lists[-1]) == len(lists[0]) + 1
+        statuses = [item["status"] for item in lists[-1]]
+        assert statuses.count("cancelled") == 1 and statuses.count("in_progress") == 1
+        cancelled = lists[-1][statuses.index("cancelled")]["description"]
+        [cancelled_fact] = [f for f in session.facts if f.probe == (cancelled,)]
+        assert not cancelled_fact.required
+        identifiers = [f for f in session.facts if f.category == "identifier"]
+        assert len(identifiers) == 2
+
+
+def test_the_other_families_do_not_tell_the_variant() -> None:
+    for family in FAMILIES:
+        if family == "gemini-style":
+            continue
+        for session in sessions(family):
+            assert all(len(f.stale) <= 1 for f in session.facts)
+            assert "cancelled" not in conversation_text(session.conversation)
+
+
+def test_gemini_style_wording_is_its_own() -> None:
+    from compaction.eval.families import _VOICES
+    from compaction.eval.families.gemini import GeminiVoice
+
+    theirs = {
+        template.casefold()
+        for voice in _VOICES
+        if voice is not GeminiVoice
+        for options in voice.phrases.values()
+        for template in options
+    }
+    mine = {t.casefold() for options in GeminiVoice.phrases.values() for t in options}
+    assert mine and not mine & theirs
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

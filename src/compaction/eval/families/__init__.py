@@ -17,13 +17,20 @@ from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
+from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.story import tell
 from compaction.eval.sessions import EvalSession
 
 __all__ = ["FAMILIES", "ProbeLeakError", "family_sessions"]
 
-_VOICES: tuple[type[Voice], ...] = (ClaudeCodeVoice, CodexVoice, ClineVoice, OpenHandsVoice)
+_VOICES: tuple[type[Voice], ...] = (
+    ClaudeCodeVoice,
+    CodexVoice,
+    ClineVoice,
+    OpenHandsVoice,
+    GeminiVoice,
+)
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
     voice.family: partial(tell, voice) for voice in _VOICES

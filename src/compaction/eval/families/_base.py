@@ -6,7 +6,8 @@ edited, created and deleted, commands, a to-do list whose items get done, an err
 fixed and one still open, test runs whose result changes, values the user sets and then
 changes ("make it 30 minutes instead of 10 minutes"), a plan the assistant reverses ("scrap
 X … switching to Y"), a question the assistant answers with a value ("It is dd72245"), and a
-last message. Facts are stated without cue words. Between the events, filler the agent reads
+last message (a voice may tell the story's second-thoughts variant instead, see `story`).
+Facts are stated without cue words. Between the events, filler the agent reads
 (source files, logs, listings) brings the session to its size.
 
 Facts are checked as the ruler checks them (`compaction.eval.probes`): every probe string must
@@ -132,6 +133,14 @@ class Voice:
     commands: ClassVar[list[str]] = []
     #: Wording: key → phrasings, one drawn per use (`phrase`).
     phrases: ClassVar[dict[str, list[str]]] = {}
+    #: The voice's own (setting, first value, later value, …) table; empty: the story's.
+    settings: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: The voice's own (abandoned plan, its replacement, why, …) table; empty: the story's.
+    plans: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: Tell the story's second-thoughts variant (`story`): a value changed twice, a plan
+    #: revised twice, a second answer with a value to keep, a to-do added and one cancelled.
+    #: It needs four-value `settings`, five-part `plans` and the variant's phrasings.
+    second_thoughts: ClassVar[bool] = False
 
     def __init__(self, session: Session) -> None:
         self.s = session
@@ -153,8 +162,19 @@ class Voice:
     def delete(self, path: str) -> None:
         self.shell(f"rm {path}", "")
 
+    def move(self, source: str, destination: str) -> None:
+        self.shell(f"mv {source} {destination}", "")
+
+    def search(self, pattern: str, root: str, hits: Sequence[str], *, filler: bool = False) -> None:
+        """A text search under `root`; `hits` are `path:line: text` lines."""
+        self.shell(f"grep -rn {pattern} {root}", "\n".join(hits), filler=filler)
+
+    def list_files(self, root: str, paths: Sequence[str], *, filler: bool = False) -> None:
+        self.shell(f"ls -la {root}", listing(self.rng, paths), filler=filler)
+
     def todos(self, items: Sequence[tuple[str, str]]) -> None:
-        """Write the to-do list: (text, status) with status pending / in_progress / completed."""
+        """Write the to-do list: (text, status) with status pending / in_progress / completed
+        (and cancelled, in the second-thoughts variant)."""
         raise NotImplementedError
 
     def finish(self, text: str) -> None:
@@ -180,6 +200,10 @@ class Voice:
         raise NotImplementedError
 
     def build_ok(self) -> str:
+        raise NotImplementedError
+
+    def measurement(self, figure: str) -> tuple[str, str]:
+        """(a command's output that reports `figure`, the command): the variant only."""
         raise NotImplementedError
 
     def test_command(self) -> str:
@@ -238,6 +262,11 @@ def hexid(rng: random.Random, n: int = 7) -> str:
     return "".join(rng.choice("0123456789abcdef") for _ in range(n))
 
 
+def camel(snake: str) -> str:
+    """`ledger_invoice` → `LedgerInvoice`."""
+    return "".join(part.title() for part in snake.split("_"))
+
+
 def token(rng: random.Random, n: int = 4) -> str:
     return "".join(rng.choice(string.ascii_uppercase) for _ in range(n))
 
@@ -267,6 +296,17 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 f'    let {b} = {b}.unwrap_or("{rng.choice(_WORDS)}");',
                 f"    let items = {a}.iter().filter(|x| x.{b} == {b}).collect::<Vec<_>>();",
                 "    Ok(items.into_iter().map(|x| x.to_string()).collect())",
+                "}",
+                "",
+            ]
+        elif lang == "go":
+            out += [
+                f"func {camel(name)}({a} *{a.title()}, {b} string) ([]string, error) {{",
+                f'\tif {b} == "" {{',
+                f'\t\t{b} = "{rng.choice(_WORDS)}"',
+                "\t}",
+                f"\titems := filter{a.title()}({a}, {b})",
+                "\treturn items, nil",
                 "}",
                 "",
             ]

@@ -3,6 +3,11 @@
 `tell(voice_class, seed, tokens)` writes a session of about `tokens` tokens: the events below
 in order, spread over the session with filler between them, and the facts they plant. Which
 files, settings, plans, errors and wording appear is drawn from the seed.
+
+A voice with `second_thoughts` tells a variant of it: the first value the user set is changed
+twice (only the last is current), the reversed plan is revised once more (neither earlier plan
+stands), the user asks for a figure the assistant's answer carries, a to-do is added on the
+way and another cancelled, and a fixture is moved. Other voices' sessions are unchanged by it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ from compaction.eval.families._base import (
     code_file,
     finish_session,
     hexid,
-    listing,
     log_lines,
     token,
 )
@@ -80,8 +84,8 @@ class World:
     """What one seed's story is about."""
 
     modules: list[str]
-    settings: list[tuple[str, str, str]]
-    plan: tuple[str, str, str]
+    settings: list[tuple[str, ...]]  # (setting, first value, later value, …)
+    plan: tuple[str, ...]  # (abandoned plan, its replacement, why, …)
     constraints: list[tuple[str, str]]
     todos: list[str]
     sha: str
@@ -94,7 +98,7 @@ class World:
 def _world(rng: random.Random, voice: type[Voice]) -> World:
     modules = rng.sample(_MODULES, 8)
     func = f"{modules[0]}_{rng.choice(['send', 'flush', 'apply', 'sign'])}"
-    settings = rng.sample(_SETTINGS, 2)
+    settings = rng.sample(voice.settings or _SETTINGS, 2)
     constraints = [
         (text.format(func=func), probe.format(func=func))
         for text, probe in rng.sample(_CONSTRAINTS, 3)
@@ -109,7 +113,7 @@ def _world(rng: random.Random, voice: type[Voice]) -> World:
     return World(
         modules=modules,
         settings=settings,
-        plan=rng.choice(_PLANS),
+        plan=rng.choice(voice.plans or _PLANS),
         constraints=constraints,
         todos=todos,
         sha=hexid(rng),
@@ -135,12 +139,12 @@ def _filler(voice: Voice, rng: random.Random) -> None:
             f"{rng.choice(words)}_{rng.choice(words)}({rng.choice(words)})"
             for _ in range(rng.randint(15, 35))
         )
-        voice.shell(f"grep -rn {rng.choice(words)} {voice.src}", found, filler=True)
+        voice.search(rng.choice(words), voice.src, found.split("\n"), filler=True)
     else:
         paths = [
             f"{voice.src}/{rng.choice(words)}_{rng.choice(words)}.{voice.ext}" for _ in range(30)
         ]
-        voice.shell(f"ls -la {voice.src}", listing(rng, paths), filler=True)
+        voice.list_files(voice.src, paths, filler=True)
 
 
 def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
@@ -152,8 +156,9 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
     m = w.modules
     src, ext = voice.src, voice.ext
     path = {k: f"{src}/{m[k]}.{ext}" for k in range(8)}
-    (key1, old1, _), (key2, old2, _) = w.settings
-    plan_old, plan_new, why = w.plan
+    (key1, old1), (key2, old2) = w.settings[0][:2], w.settings[1][:2]
+    plan_old, plan_new, why = w.plan[:3]
+    twice = voice_class.second_thoughts
     f1, p1, f2, p2 = w.counts
     todo_status = ["in_progress"] + ["pending"] * 4
 
@@ -221,25 +226,54 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
 
         return event
 
-    def change_value(k: int) -> Callable[[], None]:
+    def change_value(k: int, *, step: int = 1, last: bool = True) -> Callable[[], None]:
+        # Step 1 changes the first value to the second; step 2 (the variant) the second to
+        # the third. Only the last change plants the fact, with every earlier value stale.
         def event() -> None:
-            key, old, new = w.settings[k]
-            session.user(voice.phrase("change_value", key=key, old=old, new=new))
-            session.fact(
-                "changed_value", f"The {key} is now {new} (was {old}).", [key, new], stale=[old]
-            )
+            values = w.settings[k][1:]
+            key, old, new = w.settings[k][0], values[step - 1], values[step]
+            which = "change_value" if step == 1 else "change_again"
+            session.user(voice.phrase(which, key=key, old=old, new=new))
+            if last:
+                was = ", ".join(values[:step])
+                session.fact("changed_value", f"The {key} is now {new} (was {was}).",
+                             [key, new], stale=values[:step])  # fmt: skip
             session.say(voice.phrase("ack_value", key=key, new=new))
 
         return event
 
     def reverse_plan() -> None:
         session.say(voice.phrase("reverse", old=plan_old, new=plan_new, why=why))
+        if twice:
+            return  # revised again later (`reverse_again`), which plants the decision
         session.fact(
             "decision",
             f"The plan is now {plan_new} (not {plan_old}).",
             [plan_new],
             stale=[plan_old],
         )
+
+    def reverse_again() -> None:
+        plan_last, why_last = w.plan[3], w.plan[4]
+        session.say(voice.phrase("reverse_again", old=plan_new, new=plan_last, why=why_last))
+        session.fact(
+            "decision",
+            f"The plan is now {plan_last} (not {plan_old}, then not {plan_new}).",
+            [plan_last],
+            stale=[plan_old, plan_new],
+        )
+
+    def measure_question() -> None:
+        # The variant's second question: a figure only the assistant's answer restates.
+        session.user(voice.phrase("measure_question"))
+        figure = f"{rng.randint(300, 900)}.{rng.randint(10, 99)}"
+        line, command = voice.measurement(figure)
+        voice.shell(command, line)
+        session.say(voice.phrase("measure_answer", figure=figure))
+        session.fact("identifier", f"The figure the user asked to keep: {figure}.", [figure])
+
+    def move_fixture() -> None:
+        voice.move(f"testdata/{m[5]}_golden.json", f"testdata/{m[5]}/golden.json")
 
     def question() -> None:
         session.user(voice.phrase("question"))
@@ -266,6 +300,9 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
 
     def todos_mid() -> None:
         todo_status[0], todo_status[1], todo_status[2] = "completed", "completed", "in_progress"
+        if twice:  # a to-do added on the way
+            w.todos.append(f"mirror the {key2} change in the deploy values")
+            todo_status.append("pending")
         voice.todos(todo_list())
 
     def tests_last() -> None:
@@ -279,11 +316,13 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
 
     def todos_last() -> None:
         todo_status[2], todo_status[3] = "completed", "in_progress"
+        if twice:  # and one dropped
+            todo_status[4] = "cancelled"
         voice.todos(todo_list())
         for k, item in enumerate(w.todos):
-            done = todo_status[k] == "completed"
-            session.fact("todo", f"To-do ({'done' if done else 'open'}): {item}", [item],
-                         required=not done)  # fmt: skip
+            state = {"completed": "done", "cancelled": "cancelled"}.get(todo_status[k], "open")
+            session.fact("todo", f"To-do ({state}): {item}", [item],
+                         required=state == "open")  # fmt: skip
 
     add(task)
     add(todos_first)
@@ -294,20 +333,28 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
     add(command(0))
     add(question)
     add(constraint(1))
-    add(change_value(0))
+    add(change_value(0, last=not twice))
     add(error_fixed)
     add(create(5))
     add(reverse_plan)
     add(tests_first)
     add(todos_mid)
+    if twice:
+        add(measure_question)
     add(edit(3))
     add(delete)
+    if twice:
+        add(move_fixture)
     add(command(1))
     add(change_value(1))
     add(create(6))
     add(constraint(2))
+    if twice:
+        add(reverse_again)
     add(edit(4))
     add(tests_last)
+    if twice:
+        add(change_value(0, step=2))
     add(command(2))
     add(todos_last)
 
