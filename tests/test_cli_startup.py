@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import compaction
 from compaction.dialects import OPENAI
 
 from .helpers import coding_session
@@ -65,3 +66,19 @@ def test_the_package_exports_lazily_what_it_lists() -> None:
     assert _heavy(modules) == []
     loaded = _modules_after("import compaction\ncompaction.Orchestrator")
     assert "compaction.agent" in loaded
+
+
+def test_the_command_answers_version_without_click() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "compaction", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == f"compaction, version {compaction.__version__}\n"
+    modules = _modules_after(
+        "import sys\nsys.argv = ['compaction', '--version']\n"
+        "from compaction.cli import main\nmain()"
+    )
+    assert "click" not in modules
+    assert "typing" not in modules
