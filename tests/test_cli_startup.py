@@ -59,6 +59,8 @@ def test_count_imports_only_what_counting_needs(tmp_path: Path) -> None:
     assert _heavy(modules) == []
     assert "compaction.compactor" not in modules
     assert "compaction.strategies" not in modules
+    # Nor what only other commands use: validation, YAML, path objects, URL parsing.
+    assert {"pydantic", "yaml", "pathlib", "urllib.parse"} & modules == set()
 
 
 def test_the_package_exports_lazily_what_it_lists() -> None:
