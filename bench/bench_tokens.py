@@ -13,8 +13,10 @@
    hook hands over; ≤ 1 ms), and after one append at 1M tokens (≤ 1 ms), each against the
    identity-keyed counter this package had before (`IdentityKeyedCounter`), in the same run.
 4. Start-up: the CPU time of `compaction --version` and of `compaction count` on a
-   10k-token file, against a bare `python -c "import tiktoken"` (budget 1.5×), and `count`
-   also against the floor of any counting command (load the encoding, encode the strings).
+   10k-token file, against a bare `python -c "import tiktoken"` (budget 1.5×); `count` on
+   first use too (no prepared vocabulary yet), and the floors of any counting command (load
+   the encoding with tiktoken, or build it from a prepared vocabulary; encode the strings),
+   against which `count` is measured as well.
 
 The conversation is built from the SWE-agent trajectories in /work/shared/data (or the
 directory in COMPACTION_TRAJECTORIES), repeated as fresh message objects until it reaches
@@ -31,6 +33,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import marshal
 import os
 import resource
 import statistics
@@ -367,10 +370,12 @@ def _compaction_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "compaction"]
 
 
-def _cpu_ms(command: list[str]) -> float:
+def _cpu_ms(command: list[str], env: dict[str, str]) -> float:
     """CPU time (user + system) of one run of `command`, from the children's rusage."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
 
@@ -383,10 +388,12 @@ def _startup_file(counter: TiktokenCounter, directory: Path) -> tuple[Path, int]
     return path, ConversationCounter(counter).count(conversation).total
 
 
-# What counting a file needs at the very least: load the encoding, encode every string.
-_FLOOR = """
-import json, sys, tiktoken
-encoding = tiktoken.get_encoding(sys.argv[2])
+# The floors of counting a file, each in a bare interpreter: read the JSON, take the encoding,
+# encode every string. `get_encoding` is tiktoken's own load (parsing the vocabulary file);
+# the prepared floor builds tiktoken's Encoding from the constructor's output already in
+# marshal form (what `compaction.tokens.prepared` keeps), the least an exact count with
+# tiktoken's BPE can cost.
+_TEXTS = """
 def texts(value):
     if isinstance(value, str):
         yield value
@@ -399,57 +406,113 @@ def texts(value):
 payload = json.load(open(sys.argv[1], encoding="utf-8"))
 print(sum(len(encoding.encode(t, disallowed_special=())) for t in texts(payload["messages"])))
 """
+_FLOOR = (
+    """
+import json, sys, tiktoken
+encoding = tiktoken.get_encoding(sys.argv[2])
+"""
+    + _TEXTS
+)
+_PREPARED_FLOOR = (
+    """
+import json, marshal, sys, tiktoken
+with open(sys.argv[2], "rb") as handle:
+    encoding = tiktoken.Encoding(**marshal.loads(handle.read()))
+"""
+    + _TEXTS
+)
+_IMPORT_TIKTOKEN = 'python -c "import tiktoken"'
 
 
 def startup_rows(counter: TiktokenCounter, repeat: int = 7) -> list[dict[str, Any]]:
     """CPU time of `compaction --version` and `compaction count` on a 10k-token file against
-    a bare `python -c "import tiktoken"` (the issue's baseline; budget 1.5×) and, for
-    `count`, against the floor of any counting command: a script that loads the same
-    encoding and encodes the file's strings. Best of `repeat`, interleaved."""
+    a bare `python -c "import tiktoken"` (the issue's baseline; budget 1.5×); `count` with
+    its prepared vocabulary in the cache (every run after a user's first) and on first use
+    (an empty cache: tiktoken's own load, then the copy written), and the floors of any
+    counting command (see `_FLOOR`). Best of `repeat`, interleaved.
+
+    The package's bytecode is written before timing (PYTHONDONTWRITEBYTECODE is dropped for
+    the children): an installed package has it, as tiktoken's has, and compiling ~40 modules
+    from source on every run would measure this checkout, not the command."""
+    import tiktoken.registry
+
+    from compaction.tokens import prepared
+
     compaction = _compaction_command()
     with tempfile.TemporaryDirectory() as tmp:
         path, tokens = _startup_file(counter, Path(tmp))
-        runs = {
-            "import tiktoken": [sys.executable, "-c", "import tiktoken"],
-            "floor": [sys.executable, "-c", _FLOOR, str(path), counter.encoding.name],
-            "version": [*compaction, "--version"],
-            "count": [*compaction, "count", str(path)],
+        spec = Path(tmp) / "spec.marshal"
+        encoding = counter.encoding
+        tiktoken.registry.list_encoding_names()  # fills the plugins' constructors
+        constructors = tiktoken.registry.ENCODING_CONSTRUCTORS or {}
+        spec.write_bytes(marshal.dumps(constructors[encoding.name]()))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        warm_env = {**env, prepared.CACHE_ENV: str(Path(tmp) / "cache")}
+        runs: dict[str, tuple[list[str], Callable[[], dict[str, str]]]] = {
+            "import tiktoken": ([sys.executable, "-c", "import tiktoken"], lambda: env),
+            "floor": (
+                [sys.executable, "-c", _FLOOR, str(path), encoding.name],
+                lambda: env,
+            ),
+            "prepared floor": (
+                [sys.executable, "-c", _PREPARED_FLOOR, str(path), str(spec)],
+                lambda: env,
+            ),
+            "version": ([*compaction, "--version"], lambda: env),
+            "count": ([*compaction, "count", str(path)], lambda: warm_env),
+            # A new empty cache directory for every run.
+            "count, first use": (
+                [*compaction, "count", str(path)],
+                lambda: {**env, prepared.CACHE_ENV: tempfile.mkdtemp(dir=tmp)},
+            ),
         }
+        for command, make_env in runs.values():  # bytecode written, the copy prepared
+            _cpu_ms(command, make_env())
         best = {name: float("inf") for name in runs}
         for _ in range(repeat):
-            for name, command in runs.items():
-                best[name] = min(best[name], _cpu_ms(command))
+            for name, (command, make_env) in runs.items():
+                best[name] = min(best[name], _cpu_ms(command, make_env()))
     bare = best["import tiktoken"]
-    version_ratio = best["version"] / bare
-    count_ratio = best["count"] / bare
-    floor_ratio = best["count"] / best["floor"]
+    file = f"on a {tokens:,}-token file"
+
+    def startup(name: str, value: float, budget: str | float = STARTUP_BUDGET) -> dict[str, Any]:
+        met = value / bare <= STARTUP_BUDGET
+        return row(
+            name,
+            value=value,
+            unit="ms",
+            baseline_name=_IMPORT_TIKTOKEN,
+            baseline_value=bare,
+            budget=budget,
+            ok=met if budget == STARTUP_BUDGET else True,
+        )
+
     return [
-        row(
-            "`compaction --version`, CPU",
-            value=best["version"],
-            unit="ms",
-            baseline_name='python -c "import tiktoken"',
-            baseline_value=bare,
-            budget=STARTUP_BUDGET,
-            ok=version_ratio <= STARTUP_BUDGET,
+        startup("`compaction --version`, CPU", best["version"]),
+        startup(f"`compaction count` {file}, CPU (vocabulary prepared)", best["count"]),
+        startup(
+            f"`compaction count` {file}, CPU, first use (no prepared vocabulary)",
+            best["count, first use"],
+            budget="info",
+        ),
+        startup(
+            "floor: load tiktoken's encoding, encode the file's strings",
+            best["floor"],
+            budget="info",
+        ),
+        startup(
+            "floor: Encoding from a prepared vocabulary, encode the file's strings",
+            best["prepared floor"],
+            budget="info",
         ),
         row(
-            f"`compaction count` on a {tokens:,}-token file, CPU",
+            f"`compaction count` {file}, CPU, vs the prepared floor",
             value=best["count"],
             unit="ms",
-            baseline_name='python -c "import tiktoken"',
-            baseline_value=bare,
+            baseline_name="Encoding from a prepared vocabulary, encoding the file's strings",
+            baseline_value=best["prepared floor"],
             budget=STARTUP_BUDGET,
-            ok=count_ratio <= STARTUP_BUDGET,
-        ),
-        row(
-            f"`compaction count` on a {tokens:,}-token file, CPU, vs counting's floor",
-            value=best["count"],
-            unit="ms",
-            baseline_name="python loading the encoding and encoding the file's strings",
-            baseline_value=best["floor"],
-            budget=STARTUP_BUDGET,
-            ok=floor_ratio <= STARTUP_BUDGET,
+            ok=best["count"] / best["prepared floor"] <= STARTUP_BUDGET,
         ),
     ]
 

@@ -1,4 +1,5 @@
-"""Tests run offline: no tokenizer download, no socket except loopback (pytest-socket)."""
+"""Tests run offline: no tokenizer download, no socket except loopback (pytest-socket), no
+write to the user's cache directory."""
 
 from __future__ import annotations
 
@@ -11,6 +12,15 @@ from pathlib import Path
 import pytest
 
 os.environ["COMPACTION_OFFLINE"] = "1"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Prepared vocabularies go to a directory of this run, not the user's cache (the
+    command-line tests' subprocesses inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COMPACTION_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import compaction
 from compaction.dialects import OPENAI
 
 from .helpers import coding_session
@@ -58,6 +59,8 @@ def test_count_imports_only_what_counting_needs(tmp_path: Path) -> None:
     assert _heavy(modules) == []
     assert "compaction.compactor" not in modules
     assert "compaction.strategies" not in modules
+    # Nor what only other commands use: validation, YAML, path objects, URL parsing.
+    assert {"pydantic", "yaml", "pathlib", "urllib.parse"} & modules == set()
 
 
 def test_the_package_exports_lazily_what_it_lists() -> None:
@@ -65,3 +68,19 @@ def test_the_package_exports_lazily_what_it_lists() -> None:
     assert _heavy(modules) == []
     loaded = _modules_after("import compaction\ncompaction.Orchestrator")
     assert "compaction.agent" in loaded
+
+
+def test_the_command_answers_version_without_click() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "compaction", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == f"compaction, version {compaction.__version__}\n"
+    modules = _modules_after(
+        "import sys\nsys.argv = ['compaction', '--version']\n"
+        "from compaction.cli import main\nmain()"
+    )
+    assert "click" not in modules
+    assert "typing" not in modules

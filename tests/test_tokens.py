@@ -922,7 +922,15 @@ def test_all_is_complete_and_importable() -> None:
     for name in tokens_pkg.__all__:
         assert hasattr(tokens_pkg, name), name
     public = {n for n in vars(tokens_pkg) if not n.startswith("_")}
-    modules = {"accounting", "cache", "counter", "images", "tiktoken_counter", "windows"}
+    modules = {
+        "accounting",
+        "cache",
+        "counter",
+        "images",
+        "prepared",
+        "tiktoken_counter",
+        "windows",
+    }
     assert public - modules - {"annotations"} == set(tokens_pkg.__all__)
 
 

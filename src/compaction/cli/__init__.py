@@ -1,63 +1,49 @@
 """The `compaction` command: thin noun/verb commands over the library, one module per group.
 
 Every command turns user mistakes into one clear line and exit status 2, never a traceback.
-A command's module is imported only when that command runs (or help lists it), so
-`compaction --version` and `compaction count` never load the agent runtime, the providers,
-the proxy or the evaluation.
+The click group lives in `compaction.cli.app` and imports each command's module only when
+that command runs (or help lists it), so `compaction count` never loads the agent runtime,
+the providers, the proxy or the evaluation. This module must stay free of imports beyond
+the package itself: `main` answers `compaction --version` before click is loaded.
 """
 
 from __future__ import annotations
 
-import importlib
-
-import click
+import sys
 
 from compaction import __version__
 
-# Each command's module and attribute, in the order `--help` lists them.
-COMMANDS: dict[str, str] = {
-    "compact": "compaction.cli.transcripts:compact_command",
-    "count": "compaction.cli.transcripts:count_command",
-    "validate": "compaction.cli.transcripts:validate_command",
-    "eval": "compaction.cli.eval:eval_command",
-    "sessions": "compaction.cli.sessions:sessions_group",
-    "recall": "compaction.cli.sessions:recall_command",
-    "config": "compaction.cli.config:config_group",
-    "run": "compaction.cli.run:run_command",
-    "serve": "compaction.cli.serve:serve_command",
-}
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from compaction.cli.app import cli
 
-
-class LazyGroup(click.Group):
-    """A group whose commands are imported on first use, from `COMMANDS`."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module, _, attribute = target.partition(":")
-        command = getattr(importlib.import_module(module), attribute)
-        if not isinstance(command, click.Command):
-            raise TypeError(f"{target} is not a click command")
-        return command
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="compaction")
-def cli() -> None:
-    """Context compaction for LLM agents."""
+# What `compaction --version` prints, from the fast path below and from click's option alike.
+VERSION_MESSAGE = f"compaction, version {__version__}"
 
 
 def main() -> None:
+    # `--version` alone needs nothing: answering it here spares click's import (about half
+    # the start-up of a bare `import tiktoken`).
+    if sys.argv[1:] == ["--version"]:
+        print(VERSION_MESSAGE)
+        return
     # Commands print the library's notes themselves; keep the logging fallback from repeating
-    # them on stderr. (Imported here: `--version` has no use for logging.)
+    # them on stderr.
     import logging
+
+    from compaction.cli.app import cli
 
     logging.getLogger("compaction").addHandler(logging.NullHandler())
     cli()
 
 
-__all__ = ["cli", "main"]
+def __getattr__(name: str) -> object:
+    # `from compaction.cli import cli` keeps working; the group loads on first use (PEP 562).
+    if name == "cli":
+        from compaction.cli.app import cli
+
+        return cli
+    raise AttributeError(f"module 'compaction.cli' has no attribute {name!r}")
+
+
+__all__ = ["VERSION_MESSAGE", "cli", "main"]

@@ -13,7 +13,6 @@ it for its help text.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import click
@@ -54,7 +53,8 @@ def load_policy(path: str) -> tuple[CompactionConfig, str | None]:
     from compaction.config import CompactionConfig
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle.read())
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror}", location=path) from None
     except yaml.YAMLError as e:

