@@ -497,3 +497,32 @@ def test_cue_patterns_read_any_case_and_refuse_upper_case_patterns() -> None:
     with pytest.raises(ValueError, match="lower case"):
         signals.cue(r"\bTodo\b")
     assert signals.cue(r"\S+\b").search("x") is not None  # escapes are not letters
+
+
+def test_a_shell_tools_empty_error_field_is_not_an_error() -> None:
+    # Gemini CLI's run_shell_command reports every field, "Error: (none)" when there is none.
+    output = "Command: ls\nDirectory: (root)\nOutput: a.go\nError: (none)\nExit Code: 0"
+    assert signals.error_lines(output) == []
+    assert signals.error_lines("stderr: none\nErrors: 0\nERROR: disk full") == ["ERROR: disk full"]
+
+
+def test_a_failed_build_keeps_its_compiler_diagnostics_without_the_word_error() -> None:
+    # Go's compiler prints `file:line:col: message`, with no "error" in it.
+    output = (
+        "# github.com/acme/relay/internal\n"
+        "internal/ratelimit.go:88:14: not enough arguments in call to send\n"
+        "\thave (Batch)\n\twant (Batch, string)\nExit code 1"
+    )
+    outcome, errors = signals.outcome_of(output)
+    assert outcome == "exit 1"
+    assert errors == ("internal/ratelimit.go:88:14: not enough arguments in call to send",)
+    # A passing command's `file:line:col:` lines (a search's hits) are not errors.
+    assert signals.outcome_of("src/a.go:3:1: func main() {\nexit code 0") == ("ok", ())
+
+
+def test_go_test_summaries_are_read() -> None:
+    assert signals.test_summary(
+        "=== FAIL: x TestA (0.01s)\n\nDONE 37 tests, 1 failure in 4.213s"
+    ) == ("37 tests, 1 failure")
+    assert signals.test_summary("DONE 12 tests, 2 skipped in 0.5s\n") == "12 tests, 2 skipped"
+    assert signals.outcome_of("DONE 5 tests, 2 failures in 1.0s")[0] == "failed"

@@ -50,6 +50,11 @@ _ERROR_LINE = re.compile(
     )""",
     re.VERBOSE,
 )
+# A report's error field saying there is none (Gemini CLI's shell tool: "Error: (none)").
+_NO_ERROR = cue(r"(?:errors?|stderr)\s*:\s*(?:\(none\)|none|\(empty\)|n/a|null|0)?\s*$")
+# A compiler diagnostic without the word "error" (Go: `file.go:88:14: message`); read only
+# in the output of a command that failed.
+_DIAGNOSTIC = re.compile(r"^[^\s:]+\.\w+:\d+:\d+: \S.*$", re.MULTILINE)
 _ERROR_ANYWHERE = re.compile(r"command not found|No such file or directory|Permission denied")
 # Every error line contains one of these (lower-cased); finding them with `str.find` first
 # spares a regex over every line of large outputs.
@@ -101,6 +106,11 @@ _TEST_SUMMARY = re.compile(
     r"(?:\s+in\s+[\d.]+s)?",
     re.IGNORECASE,
 )
+# gotestsum's closing line: `DONE 37 tests, 2 skipped, 1 failure in 4.213s`.
+_GOTESTSUM = re.compile(
+    r"^DONE (\d+ tests?(?:, \d+ (?:skipped|failures?|errors?))*)(?: in [\d.]+m?s)?\s*$",
+    re.MULTILINE,
+)
 _TESTS_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
 _UNITTEST_RESULT = re.compile(r"^(OK|FAILED \([^)]*\))\s*$", re.MULTILINE)
 
@@ -115,7 +125,7 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
     seen: set[str] = set()
     for start, end in _hinted_lines(text):
         line = text[start:end].strip()
-        if not line or line.startswith(_TRACEBACK):
+        if not line or line.startswith(_TRACEBACK) or _NO_ERROR.match(line.lower()):
             continue
         if not (_ERROR_LINE.match(line) or _ERROR_ANYWHERE.search(line)):
             continue
@@ -167,6 +177,9 @@ def test_summary(text: str) -> str | None:
         summaries = [s for s in summaries if re.search(r"passed|failed|error", s, re.I)]
         if summaries:
             return summaries[-1]
+    done = _GOTESTSUM.findall(tail) if "DONE " in tail else None
+    if done:
+        return str(done[-1])
     ran = _TESTS_RAN.search(tail) if "Ran " in tail else None
     if ran:
         result = _UNITTEST_RESULT.search(tail)
@@ -211,12 +224,21 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
     if status is not None:
         # A reported exit status is the tool's own verdict; text that looks like errors
         # (a linter's "5 errors fixed", logged warnings) does not overrule a zero.
-        return ("ok", ()) if status == 0 else (f"exit {status}", errors)
-    if summary and re.search(r"\b[1-9]\d*\s+(failed|errors?)\b", summary):
+        if status == 0:
+            return "ok", ()
+        return f"exit {status}", errors or tuple(m.group(0)[:200] for m in _diagnostics(text))
+    if summary and re.search(r"\b[1-9]\d*\s+(failed|failures?|errors?)\b", summary):
         return "failed", errors
     if is_error or any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
     return "ok", ()
+
+
+def _diagnostics(text: str, limit: int = 3) -> Iterator[re.Match[str]]:
+    for n, match in enumerate(_DIAGNOSTIC.finditer(text)):
+        if n >= limit:
+            return
+        yield match
 
 
 # --- file operations ----------------------------------------------------------------------
