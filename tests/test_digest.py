@@ -526,3 +526,31 @@ def test_go_test_summaries_are_read() -> None:
     ) == ("37 tests, 1 failure")
     assert signals.test_summary("DONE 12 tests, 2 skipped in 0.5s\n") == "12 tests, 2 skipped"
     assert signals.outcome_of("DONE 5 tests, 2 failures in 1.0s")[0] == "failed"
+
+
+@pytest.mark.parametrize(
+    ("plan", "reversal"),
+    [
+        (
+            "I intend to stage entries in a global lock, with tenancy reconciling from there.",
+            "On reflection a global lock is the wrong tool here; I am moving to per-tenant "
+            "advisory locks, since one slow tenant would block everyone.",
+        ),
+        (
+            "My approach: keep the pending entries in protobuf.",
+            "Protobuf was the wrong choice; we're switching to msgpack, the consumers decode it.",
+        ),
+    ],
+)
+def test_plans_and_reversals_in_plain_words(plan: str, reversal: str) -> None:
+    ledger = extract_ledger(
+        [
+            say("assistant", plan),
+            say("assistant", "Sure, I will keep that in mind."),
+            say("assistant", reversal),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    standing = [d.text for d in decisions if not d.superseded_by]
+    assert standing == [reversal]
+    assert [d.text for d in decisions if d.superseded_by] == [plan]

@@ -418,6 +418,7 @@ _DECISION = cue(
       | instead\s+of|rather\s+than|in\s+favou?r\s+of|switch(?:ed|ing)?\s+to
       | the\s+(?:plan|approach|fix|solution)\s+(?:is|will\s+be)|approach:|plan:
       | better\s+to|best\s+to|makes\s+more\s+sense|the\s+simplest\s+fix
+      | (?:i|we)\s+(?:intend|plan)\s+to|(?:i\s+am|i'm|we\s+are|we're)\s+moving\s+to
     )""",
     re.VERBOSE,
 )
@@ -504,8 +505,12 @@ def is_decision(sentence: str) -> bool:
     return _is_decision(sentence.lower())
 
 
+# An acknowledgement, not a decision: "Sure, I will keep that in mind."
+_ACKNOWLEDGED = cue(r"\bkeep\s+(?:that|this|it|those)\s+in\s+mind\b")
+
+
 def _is_decision(lowered: str) -> bool:
-    if _NAVIGATION.match(lowered):
+    if _NAVIGATION.match(lowered) or _ACKNOWLEDGED.search(lowered):
         return False
     return _DECISION.search(lowered) is not None
 

@@ -621,7 +621,8 @@ class Commands(Section[CommandsState]):
 _REVERSAL = signals.cue(
     r"\b(?:scrap|scratch\s+that|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
     r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
-    r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go))\b"
+    r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
+    r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way))\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -633,6 +634,12 @@ _PLAN_WORDS = {
 _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
     r"drop(?:ping)?|no\s+longer\s+(?:use|using))\s+((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
+    re.IGNORECASE,
+)
+# What a reversal calls wrong: "a global lock is the wrong tool here".
+_CALLED_WRONG = re.compile(
+    r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,2})\s+(?:is|was|seems)\s+"
+    r"(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)\b",
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
@@ -699,7 +706,7 @@ class Decisions(Section[DecisionsState]):
         if reversal:
             # It replaces the standing decisions about what it names as replaced ("instead
             # of Y", "scrap Y"); naming nothing, those sharing two words with it.
-            named = _REPLACED.findall(text)
+            named = _REPLACED.findall(text) + _CALLED_WRONG.findall(text)
             words: frozenset[str] = (
                 frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
             )
