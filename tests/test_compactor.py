@@ -417,3 +417,31 @@ def test_room_left_after_masking_is_filled_with_an_excerpt_of_the_newest_masked_
     shorter = next(r for m in again.conversation.messages for r in m.tool_results)
     assert shorter.text.startswith(MASK_PREFIX) and len(shorter.text) < len(masked.text)
     assert shorter.text.count(MASK_PREFIX) == 1
+
+
+def test_a_summary_an_earlier_compaction_shrank_grows_back_when_room_is_left() -> None:
+    from compaction.summarize.digest.format import FULL_TEXT_KEY
+
+    conversation = coding_session(30)
+    compactor = Compactor(CompactionConfig(keep_recent_n=2))
+    floor = compactor.count(conversation.with_messages(conversation.messages[:2]))
+    tight = compactor.compact(conversation, max_tokens=floor + 260)
+    shrunk = next(p for m in tight.conversation for p in m.parts if isinstance(p, SummaryPart))
+    assert FULL_TEXT_KEY in shrunk.provider_data  # the first compaction had to shrink it
+    # The agent goes on; one large new output is what the next compaction must make room
+    # for, and masking it leaves room the shrunk summary can use again.
+    listing = "\n".join(f"{n:4d}: row {n} of the export" for n in range(400))
+    grown = tight.conversation.with_messages(
+        (
+            *tight.conversation.messages,
+            calls(("x", "bash", {"command": "cat export.csv"})),
+            *results(("x", listing)),
+            say("assistant", "The export looks complete."),
+        )
+    )
+    target = compactor.count(tight.conversation) + 1500
+    result = compactor.compact(grown, max_tokens=target)
+    assert result.receipt.target_met
+    summary = next(p for m in result.conversation for p in m.parts if isinstance(p, SummaryPart))
+    assert len(summary.text) > len(shrunk.text)
+    assert "src/mod_3.py" in summary.text and "src/mod_3.py" not in shrunk.text

@@ -67,7 +67,7 @@ PIPELINES: Final[Mapping[str, tuple[str, ...]]] = {
 }
 DEFAULT_PIPELINE: Final = "default"
 #: The pipelines the default must never keep fewer facts of any category than.
-BASELINES: Final = ("mask+truncate", "truncate")
+BASELINES: Final = ("mask+truncate", "digest+truncate", "truncate")
 RATIOS: Final = (0.30, 0.15, 0.10)
 #: Compactions a growing session is replayed for (`measure_growing`).
 GROWING_ROUNDS: Final = 5

@@ -17,7 +17,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compaction.messages import Group, Message
+from compaction.messages import Group, Message, SummaryPart
 from compaction.strategies.base import StepReport, Workspace
 from compaction.summarize.digest import (
     Ledger,
@@ -25,6 +25,7 @@ from compaction.summarize.digest import (
     envelope_chars,
     render,
     summary_message,
+    was_shrunk,
 )
 
 _PROBES = 8
@@ -65,6 +66,22 @@ class DigestRendering:
                 return message
             chars -= int((tokens - budget) * per_token) + 8
         return message
+
+
+def earlier_rendering(
+    message: Message, measure: Callable[[Message], int]
+) -> DigestRendering | None:
+    """A digest an earlier compaction had to shrink, as a rendering that can grow back
+    toward its full text (which it keeps beside its lines) or shrink further; None for any
+    other message."""
+    if len(message.parts) != 1 or not isinstance(message.parts[0], SummaryPart):
+        return None
+    summary = message.parts[0]
+    if not was_shrunk(summary):
+        return None
+    builder = LedgerBuilder()
+    builder.add(message)
+    return DigestRendering(builder.snapshot(), summary.replaced, measure)
 
 
 def ledger_of(work: Workspace, index: int, builder: LedgerBuilder) -> None:

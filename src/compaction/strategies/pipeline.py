@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from compaction.messages import Message, Part, ToolResultPart, handle_for
 from compaction.strategies.base import StepReport, Workspace
+from compaction.strategies.digest import earlier_rendering
 from compaction.strategies.mask import MaskStrategy, head_and_tail, with_excerpt
 
 
@@ -81,6 +82,10 @@ def settle(work: Workspace) -> StepReport | None:
     results as the very last resort, give masked outputs back while there is room."""
     assert work.target is not None
     before = work.total()
+    for index, slot in enumerate(work.slots):
+        # A summary an earlier compaction shrank can grow back (or give more) like this one's.
+        if slot.resizable is None and slot.message.is_summary:
+            work.adopt(index, earlier_rendering(slot.message, work.measure))
     summaries = [i for i, s in enumerate(work.slots) if s.resizable is not None]
     details: list[str] = []
     if not work.fits():

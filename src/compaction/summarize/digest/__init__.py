@@ -12,6 +12,7 @@ from compaction.summarize.digest.format import (
     indented,
     read_placeholder,
     summary_message,
+    was_shrunk,
     write_placeholder,
 )
 from compaction.summarize.digest.ledger import (
@@ -43,5 +44,6 @@ __all__ = [
     "read_placeholder",
     "render",
     "summary_message",
+    "was_shrunk",
     "write_placeholder",
 ]

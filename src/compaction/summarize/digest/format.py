@@ -48,6 +48,11 @@ def full_text(part: SummaryPart) -> str:
     return full if isinstance(full, str) else part.text
 
 
+def was_shrunk(part: SummaryPart) -> bool:
+    """Whether a summary shows fewer lines than it has (its full rendering kept beside)."""
+    return isinstance(part.provider_data.get(FULL_TEXT_KEY), str)
+
+
 def envelope_chars(replaced: int, *, short: bool) -> int:
     """What `summary_message` adds around its lines, in characters."""
     return len(summary_message([], replaced, short=short).text) + 1
