@@ -46,6 +46,7 @@ class CompactionStrategy(Protocol):
 def run_pipeline(work: Workspace, strategies: Sequence[CompactionStrategy]) -> list[StepReport]:
     """Run `strategies` over `work` in rounds until the target is met, then settle."""
     steps: list[StepReport] = []
+    restore_shrunk(work)
     ordinary = [s for s in strategies if not s.last_resort]
     last = [s for s in strategies if s.last_resort]
     rounds = ((ordinary, False), (ordinary, True), (last, False), (last, True))
@@ -77,15 +78,24 @@ def run_pipeline(work: Workspace, strategies: Sequence[CompactionStrategy]) -> l
     return steps
 
 
+def restore_shrunk(work: Workspace) -> None:
+    """Digests an earlier compaction had to shrink start this one in full: the strategies
+    then make room for what they lost (folding more into summaries, which hold facts more
+    densely than the messages they replace), and settling shrinks them again only if the
+    target still needs it."""
+    for index, slot in enumerate(work.slots):
+        if slot.resizable is None and slot.message.is_summary:
+            rendering = earlier_rendering(slot.message, work.measure)
+            if rendering is not None:
+                work.adopt(index, rendering)
+                work.resize(index, None)
+
+
 def settle(work: Workspace) -> StepReport | None:
     """Bring the total to just under the target: shrink or grow summaries, shorten the live
     results as the very last resort, give masked outputs back while there is room."""
     assert work.target is not None
     before = work.total()
-    for index, slot in enumerate(work.slots):
-        # A summary an earlier compaction shrank can grow back (or give more) like this one's.
-        if slot.resizable is None and slot.message.is_summary:
-            work.adopt(index, earlier_rendering(slot.message, work.measure))
     summaries = [i for i, s in enumerate(work.slots) if s.resizable is not None]
     details: list[str] = []
     if not work.fits():
