@@ -140,6 +140,8 @@ def _target_of(name: str, arguments: str) -> str:
 
 # An excerpt shorter than this is not worth the lines it takes.
 _MIN_EXCERPT_CHARS = 240
+#: Room, in tokens, below which no excerpt is tried (about the shortest one worth having).
+MIN_EXCERPT_TOKENS = 64
 
 
 def with_excerpt(

@@ -24,7 +24,12 @@ from typing import Protocol, runtime_checkable
 from compaction.messages import Message, Part, ToolResultPart, handle_for
 from compaction.strategies.base import StepReport, Workspace
 from compaction.strategies.digest import earlier_rendering
-from compaction.strategies.mask import MaskStrategy, head_and_tail, with_excerpt
+from compaction.strategies.mask import (
+    MIN_EXCERPT_TOKENS,
+    MaskStrategy,
+    head_and_tail,
+    with_excerpt,
+)
 
 
 @runtime_checkable
@@ -154,7 +159,9 @@ def settle(work: Workspace) -> StepReport | None:
         for index in range(len(work.slots) - 1, -1, -1):
             slot = work.slots[index]
             room = work.target - work.total()
-            if slot.unmasked is None or room <= 0:
+            if room < MIN_EXCERPT_TOKENS:
+                break
+            if slot.unmasked is None:
                 continue
             excerpted = with_excerpt(slot.message, slot.unmasked, slot.tokens + room, work.measure)
             if excerpted is not None:
