@@ -9,6 +9,9 @@ same run:
    Budget: ≤ 0.6× that encode (and ≤ 50 ms).
 3. The same with the text readers' caches cleared, as a process's first compaction reads
    every old output once. Budget: ≤ 1.5× the encode.
+4. Scale: generated sessions of 0.12M, 0.5M and 3M tokens compacted to 8,000 (readers cold,
+   as a first compaction): time per input token against the smallest's (linear: ≤ 1.5×),
+   and the budget used (tokens after / 8,000: ≥ 0.9, no quality cliff).
 
 The conversation is a generated coding-agent session (`compaction.eval.generate`). Timings
 are medians of CPU time over repeated runs with the garbage collector paused (the machine is
@@ -42,6 +45,12 @@ FIRST_BUDGET = 1.5
 def _clear_text_caches() -> None:
     """Forget every cached reading of tool output and prose, as in a fresh process."""
     clear_all()
+
+
+SCALE_TOKENS = (120_000, 500_000, 3_000_000)
+SCALE_TARGET = 8_000
+LINEAR_BUDGET = 1.5
+BUDGET_USED = 0.9
 
 
 def build_conversation() -> Conversation:
@@ -154,7 +163,46 @@ def run(repeat: int = 21) -> list[dict[str, Any]]:
             "budget": f"≤ {FIRST_BUDGET:g}×",
             "ok": first_ratio <= FIRST_BUDGET,
         },
+        *scale_rows(),
     ]
+
+
+def scale_rows() -> list[dict[str, Any]]:
+    """Compaction to 8,000 tokens of ever larger sessions: linear time, budget used."""
+    config = CompactionConfig(token_threshold=10**9, tokenizer_model="gpt-4o")
+    measured = []
+    for size in SCALE_TOKENS:
+        conversation = OPENAI.decode(generate_session(11, target_tokens=size).payload)
+        compactor = Compactor(config)
+        tokens = compactor.count(conversation)
+        _clear_text_caches()
+        gc.disable()
+        try:
+            began = time.process_time()
+            after = compactor.compact(conversation, max_tokens=SCALE_TARGET).receipt.tokens_after
+            ms = (time.process_time() - began) * 1000
+        finally:
+            gc.enable()
+        measured.append((tokens, ms, after))
+    smallest_tokens, smallest_ms, _ = measured[0]
+    rows = []
+    for tokens, ms, after in measured:
+        per_token = (ms / tokens) / (smallest_ms / smallest_tokens)
+        used = after / SCALE_TARGET
+        rows.append(
+            {
+                "name": f"compact {tokens:,} tokens to {SCALE_TARGET:,} "
+                f"({after:,}: {used:.2f} used)",
+                "value": round(ms, 1),
+                "unit": "ms",
+                "baseline_name": f"the {smallest_tokens:,}-token session, per token",
+                "baseline_value": round(smallest_ms, 1),
+                "ratio": round(per_token, 3),
+                "budget": f"≤ {LINEAR_BUDGET:g}× per token, ≥ {BUDGET_USED:g} used",
+                "ok": per_token <= LINEAR_BUDGET and used >= BUDGET_USED,
+            }
+        )
+    return rows
 
 
 if __name__ == "__main__":

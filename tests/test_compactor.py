@@ -6,6 +6,8 @@ import pytest
 
 from compaction.compactor import Compactor, Receipt, validate_for
 from compaction.config import CompactionConfig, PinRules
+from compaction.dialects import OPENAI
+from compaction.eval.generate import generate_session
 from compaction.exceptions import TargetUnreachableError
 from compaction.messages import Conversation, Message, SummaryPart, TextPart, ToolResultPart
 from compaction.strategies import (
@@ -16,7 +18,10 @@ from compaction.strategies import (
     TruncateStrategy,
     Workspace,
 )
+from compaction.strategies.digest import DigestRendering
 from compaction.strategies.mask import MASK_PREFIX
+from compaction.summarize.digest import extract_ledger
+from compaction.summarize.digest.format import FULL_TEXT_KEY
 
 from .helpers import calls, coding_session, results, say
 
@@ -420,8 +425,6 @@ def test_room_left_after_masking_is_filled_with_an_excerpt_of_the_newest_masked_
 
 
 def test_a_summary_an_earlier_compaction_shrank_grows_back_when_room_is_left() -> None:
-    from compaction.summarize.digest.format import FULL_TEXT_KEY
-
     conversation = coding_session(30)
     compactor = Compactor(CompactionConfig(keep_recent_n=2))
     floor = compactor.count(conversation.with_messages(conversation.messages[:2]))
@@ -445,3 +448,17 @@ def test_a_summary_an_earlier_compaction_shrank_grows_back_when_room_is_left() -
     summary = next(p for m in result.conversation for p in m.parts if isinstance(p, SummaryPart))
     assert len(summary.text) > len(shrunk.text)
     assert "src/mod_3.py" in summary.text and "src/mod_3.py" not in shrunk.text
+
+
+def test_a_large_digest_shrunk_into_a_room_fills_it() -> None:
+    # Its lines' characters per token differ from the full rendering's: a rendering that
+    # trusted the full one's ratio landed a quarter under the room it was given.
+    conversation = OPENAI.decode(generate_session(11, target_tokens=300_000).payload)
+    compactor = Compactor(CompactionConfig())
+    ledger = extract_ledger(conversation.messages[1:])
+    measure = compactor.counter_for(conversation).count_message
+    rendering = DigestRendering(ledger, len(conversation) - 1, measure)
+    full = measure(rendering.render(None))
+    for budget in (full // 5, full // 3, full // 2):
+        tokens = measure(rendering.render(budget))
+        assert 0.9 * budget <= tokens <= budget, (budget, tokens)

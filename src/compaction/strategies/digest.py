@@ -29,6 +29,9 @@ from compaction.summarize.digest import (
 )
 
 _PROBES = 8
+# Renderings tried to fit a room, and how close under it is close enough.
+_TRIES = 6
+_CLOSE_ENOUGH = 0.97
 # Below this many tokens of room a digest uses the one-line preamble.
 _SHORT_BELOW = 400
 
@@ -57,15 +60,26 @@ class DigestRendering:
         short = budget < _SHORT_BELOW
         per_token = max(len(full.text), 1) / max(self._full_tokens, 1)
         chars = int(budget * per_token) - envelope_chars(self.count, short=short)
+        # The full rendering's characters per token misjudge a part of it (the user's words
+        # and the commands differ): correct from each measured try, keep the fullest fit.
+        best: tuple[int, Message] | None = None
         message = full
-        for _ in range(6):
+        for _ in range(_TRIES):
             lines = render(self.ledger, max(chars, 0))
             message = summary_message(lines, self.count, short=short, full=full.text)
             tokens = self.measure(message)
-            if tokens <= budget or chars <= 0:
-                return message
-            chars -= int((tokens - budget) * per_token) + 8
-        return message
+            if tokens <= budget:
+                if best is None or tokens > best[0]:
+                    best = (tokens, message)
+                grown = int(chars * budget / max(tokens, 1) * 0.98)
+                if tokens >= budget * _CLOSE_ENOUGH or grown <= chars:
+                    break
+                chars = grown
+            elif chars <= 0:
+                break
+            else:
+                chars -= int((tokens - budget) * per_token) + 8
+        return best[1] if best is not None else message
 
 
 def earlier_rendering(

@@ -16,6 +16,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compaction._textcache import text_cache
 from compaction.messages import (
     ImagePart,
     Message,
@@ -96,32 +97,46 @@ class MaskStrategy(BaseModel):
 
     def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:
         """The text standing in for `part`; `handle` names the archived original message."""
-        text = part.text
-        earlier = read_placeholder(text)
-        if earlier is not None:
-            return write_placeholder(dataclasses.replace(earlier, excerpt=""))
-        outcome, errors = outcome_of_output(
-            call.name if call else None, text, is_error=part.is_error
-        )
-        lines = text.count("\n") + 1 if text else 0
         images = sum(1 for p in part.content if isinstance(p, ImagePart))
-        what = call.name if call is not None else "tool"
-        if call is not None:
-            target = _target_of(call.name, call.arguments)
-            if target:
-                what += f" `{signals.clip(target, 100)}`"
-        size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
-        return write_placeholder(
-            Placeholder(
-                what,
-                size,
-                outcome,
-                handle,
-                tuple(errors[: self.max_error_lines]),
-                signals.identifiers(text, limit=6),
-                signals.test_summary(text),
-            )
+        name, arguments = (call.name, call.arguments) if call is not None else (None, None)
+        return _placeholder_text(
+            part.text, part.is_error, images, name, arguments, handle, self.max_error_lines
         )
+
+
+@text_cache()
+def _placeholder_text(
+    text: str,
+    is_error: bool,
+    images: int,
+    name: str | None,
+    arguments: str | None,
+    handle: str,
+    max_error_lines: int,
+) -> str:
+    """A placeholder's text, cached: an agent's next compaction masks the same outputs."""
+    earlier = read_placeholder(text)
+    if earlier is not None:
+        return write_placeholder(dataclasses.replace(earlier, excerpt=""))
+    outcome, errors = outcome_of_output(name, text, is_error=is_error)
+    lines = text.count("\n") + 1 if text else 0
+    what = name if name is not None else "tool"
+    if name is not None:
+        target = _target_of(name, arguments or "")
+        if target:
+            what += f" `{signals.clip(target, 100)}`"
+    size = f"{lines} lines, {len(text)} chars" + (f", {images} images" if images else "")
+    return write_placeholder(
+        Placeholder(
+            what,
+            size,
+            outcome,
+            handle,
+            tuple(errors[:max_error_lines]),
+            signals.identifiers(text, limit=6),
+            signals.test_summary(text),
+        )
+    )
 
 
 def _target_of(name: str, arguments: str) -> str:

@@ -101,80 +101,100 @@ def settle(work: Workspace) -> StepReport | None:
     results as the very last resort, give masked outputs back while there is room."""
     assert work.target is not None
     before = work.total()
-    summaries = [i for i, s in enumerate(work.slots) if s.resizable is not None]
     details: list[str] = []
     if not work.fits():
-        # Each summary gives in proportion to its size, so that no span's facts go first.
-        over = work.over_by()
-        sizes = {i: work.slots[i].tokens for i in summaries}
-        whole = sum(sizes.values()) or 1
-        for index in summaries:
-            share = -(-over * sizes[index] // whole)  # rounded up
-            work.resize(index, max(sizes[index] - share, 0))
-        for index in summaries:  # what rounding left over, oldest first
-            if work.fits():
-                break
-            work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
-        # Still over: what the model is about to read stays verbatim when dropping summaries
-        # (their originals are archived) is enough; otherwise it is shortened first.
-        droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
-        shortened = dropped = 0
-        if not work.fits() and droppable < work.over_by():
-            shortened = shorten_live(work)
-        if not work.fits():
-            for index in reversed(summaries):
-                if work.fits():
-                    break
-                if index < len(work.slots) and not work.marker_needed(index):
-                    work.replace_span(index, index + 1, [], "dropped")
-                    dropped += 1
-        if not work.fits():
-            shortened += shorten_live(work)
-        details.append(
-            "summaries shrunk"
-            + (f", {shortened} live results shortened" if shortened else "")
-            + (f", {dropped} dropped for want of room" if dropped else "")
-        )
-    else:
-        # Room left goes to the summaries in proportion to what each lacks of its full size.
-        wanted = {i: full_tokens(work, i) - work.slots[i].tokens for i in summaries}
-        lacking = sum(w for w in wanted.values() if w > 0)
-        room = work.target - work.total()
-        for index in summaries:
-            if wanted[index] > 0 and room > 0:
-                grant = room * wanted[index] // max(lacking, 1)
-                work.resize(index, work.slots[index].tokens + grant)
-                if not work.fits():  # a rendering may overshoot a tight room by a line
-                    work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
-        restored = excerpts = 0
-        for index in range(len(work.slots) - 1, -1, -1):
-            slot = work.slots[index]
-            if slot.unmasked is None:
-                continue
-            if work.total() - slot.tokens + work.measure(slot.unmasked) <= work.target:
-                work.unmask(index)
-                restored += 1
-        # What is left goes to the newest outputs that did not fit back whole: their head
-        # and tail, beside the placeholder.
-        for index in range(len(work.slots) - 1, -1, -1):
-            slot = work.slots[index]
-            room = work.target - work.total()
-            if room < MIN_EXCERPT_TOKENS:
-                break
-            if slot.unmasked is None:
-                continue
-            excerpted = with_excerpt(slot.message, slot.unmasked, slot.tokens + room, work.measure)
-            if excerpted is not None:
-                work.swap(index, excerpted)
-                excerpts += 1
-        if summaries or restored or excerpts:
-            details.append(
-                f"room used: summaries grown, {restored} outputs given back"
-                + (f", {excerpts} in part" if excerpts else "")
-            )
+        _shrink(work, details)
+    if work.fits():
+        # Also after shrinking: renderings land under the room they are given, by a little
+        # each, and a large summary's little can be a quarter of the target.
+        _use_room(work, details)
     if work.total() == before and not details:
         return None
-    return StepReport("settle", before, work.total(), 0, "; ".join(details))
+    return StepReport("settle", before, work.total(), 0, "; ".join(dict.fromkeys(details)))
+
+
+def _summaries(work: Workspace) -> list[int]:
+    return [i for i, s in enumerate(work.slots) if s.resizable is not None]
+
+
+def _shrink(work: Workspace, details: list[str]) -> None:
+    """Over the target: summaries give, then the live results, as the module says."""
+    assert work.target is not None
+    summaries = _summaries(work)
+    # Each summary gives in proportion to its size, so that no span's facts go first.
+    over = work.over_by()
+    sizes = {i: work.slots[i].tokens for i in summaries}
+    whole = sum(sizes.values()) or 1
+    for index in summaries:
+        share = -(-over * sizes[index] // whole)  # rounded up
+        work.resize(index, max(sizes[index] - share, 0))
+    for index in summaries:  # what rounding left over, oldest first
+        if work.fits():
+            break
+        work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
+    # Still over: what the model is about to read stays verbatim when dropping summaries
+    # (their originals are archived) is enough; otherwise it is shortened first.
+    droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
+    shortened = dropped = 0
+    if not work.fits() and droppable < work.over_by():
+        shortened = shorten_live(work)
+    if not work.fits():
+        for index in reversed(summaries):
+            if work.fits():
+                break
+            if index < len(work.slots) and not work.marker_needed(index):
+                work.replace_span(index, index + 1, [], "dropped")
+                dropped += 1
+    if not work.fits():
+        shortened += shorten_live(work)
+    details.append(
+        "summaries shrunk"
+        + (f", {shortened} live results shortened" if shortened else "")
+        + (f", {dropped} dropped for want of room" if dropped else "")
+    )
+
+
+def _use_room(work: Workspace, details: list[str]) -> None:
+    """Under the target: summaries grow back toward their full size, then masked outputs
+    are given back, whole or in part, newest first."""
+    assert work.target is not None
+    summaries = _summaries(work)
+    # Room left goes to the summaries in proportion to what each lacks of its full size.
+    wanted = {i: full_tokens(work, i) - work.slots[i].tokens for i in summaries}
+    lacking = sum(w for w in wanted.values() if w > 0)
+    room = work.target - work.total()
+    for index in summaries:
+        if wanted[index] > 0 and room > 0:
+            grant = room * wanted[index] // max(lacking, 1)
+            work.resize(index, work.slots[index].tokens + grant)
+            if not work.fits():  # a rendering may overshoot a tight room by a line
+                work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
+    restored = excerpts = 0
+    for index in range(len(work.slots) - 1, -1, -1):
+        slot = work.slots[index]
+        if slot.unmasked is None:
+            continue
+        if work.total() - slot.tokens + work.measure(slot.unmasked) <= work.target:
+            work.unmask(index)
+            restored += 1
+    # What is left goes to the newest outputs that did not fit back whole: their head
+    # and tail, beside the placeholder.
+    for index in range(len(work.slots) - 1, -1, -1):
+        slot = work.slots[index]
+        room = work.target - work.total()
+        if room < MIN_EXCERPT_TOKENS:
+            break
+        if slot.unmasked is None:
+            continue
+        excerpted = with_excerpt(slot.message, slot.unmasked, slot.tokens + room, work.measure)
+        if excerpted is not None:
+            work.swap(index, excerpted)
+            excerpts += 1
+    if summaries or restored or excerpts:
+        details.append(
+            f"room used: summaries grown, {restored} outputs given back"
+            + (f", {excerpts} in part" if excerpts else "")
+        )
 
 
 def full_tokens(work: Workspace, index: int) -> int:
