@@ -481,6 +481,17 @@ def test_shell_commands_that_change_files_are_read_without_running_them() -> Non
     }
 
 
+def test_an_extensions_shell_tool_goose_style_is_a_shell() -> None:
+    # Goose names an extension's tools `extension__tool`: `developer__shell` runs commands.
+    conv = conversation(
+        call("c1", "developer__shell", command="rm src/legacy.kt && git mv a.kt b/a.kt"),
+        result("c1", ""),
+    )
+    facts = {f.probe[0]: f.category for f in extract_probes(conv) if f.category != "command"}
+    assert facts == {"src/legacy.kt": "file_deleted", "a.kt": "file_deleted",
+                     "b/a.kt": "file_created"}  # fmt: skip
+
+
 def test_writing_a_file_seen_before_modifies_it_and_unseen_creates_it() -> None:
     conv = conversation(
         call("c1", "read_file", path="src/app.py"),

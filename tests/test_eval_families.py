@@ -4,6 +4,7 @@ and that the ruler can read them."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from functools import cache
 
@@ -101,21 +102,68 @@ def test_each_family_speaks_its_agents_tools() -> None:
     assert {"file_path", "old_string", "new_string"} <= gemini["replace"]
     assert {"path", "edits"} <= gemini["edit_file"]
     assert {"source", "destination"} <= gemini["move_file"]
+    goose = calls("goose-style")
+    assert {"developer__shell", "developer__text_editor", "todo__write", "git__git_log"} <= set(
+        goose
+    )
+    assert {"command", "path", "old_str", "new_str", "file_text"} <= goose["developer__text_editor"]
+    assert goose["developer__shell"] == {"command"} and goose["todo__write"] == {"content"}
+    assert {"repo_path", "max_count"} <= goose["git__git_log"]
 
 
-def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
+def _editor_commands(session: EvalSession) -> list[str]:
     return [
-        json.loads(call.arguments)["todos"]
+        json.loads(call.arguments)["command"]
         for message in session.conversation.messages
         for call in message.tool_calls
-        if call.name == "write_todos"
+        if call.name == "developer__text_editor"
     ]
 
 
-def test_the_second_thoughts_variant_supersedes_twice() -> None:
-    # Gemini-style tells the variant: the first value set is changed twice, the plan revised
-    # twice, a to-do added and one cancelled, a figure the assistant's answer carries.
-    for session in sessions("gemini-style"):
+def test_goose_style_edits_views_writes_and_undoes_through_one_editor_tool() -> None:
+    for session in sessions("goose-style"):
+        commands = _editor_commands(session)
+        assert {"view", "write", "str_replace", "undo_edit"} <= set(commands)
+        # The one undone edit is made again: every edit the story planted stands.
+        assert commands.count("undo_edit") == 1
+        text = conversation_text(session.conversation)
+        assert "Undid the last edit" in text and "BUILD FAILED in" in text
+        # Goose's shell has no exit-status footer: only the output tells a failure.
+        assert "exit code" not in text.casefold()
+
+
+#: Families that tell the story's second-thoughts variant.
+VARIANT = ("gemini-style", "goose-style")
+_CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
+
+
+def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
+    """Every to-do list the session wrote, as (description, status) items: Gemini's
+    `write_todos` items, or Goose's `todo__write` Markdown checklist read back."""
+    lists = []
+    for message in session.conversation.messages:
+        for call in message.tool_calls:
+            arguments = json.loads(call.arguments)
+            if call.name == "write_todos":
+                lists.append(arguments["todos"])
+            elif call.name == "todo__write":
+                items = []
+                for line in arguments["content"].splitlines():
+                    match = _CHECKBOX.match(line)
+                    if match:
+                        done, _, text, _, state = match.groups()
+                        status = "completed" if done == "x" else state or "pending"
+                        status = status.replace(" ", "_")
+                        items.append({"description": text, "status": status})
+                lists.append(items)
+    return lists
+
+
+@pytest.mark.parametrize("family", VARIANT)
+def test_the_second_thoughts_variant_supersedes_twice(family: str) -> None:
+    # The variant: the first value set is changed twice, the plan revised twice, a to-do
+    # added and one cancelled, a figure the assistant's answer carries.
+    for session in sessions(family):
         text = conversation_text(session.conversation).casefold()
         values = [f for f in session.facts if f.category == "changed_value"]
         twice = [f for f in values if len(f.stale) == 2]
@@ -140,25 +188,27 @@ def test_the_second_thoughts_variant_supersedes_twice() -> None:
 
 def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
-        if family == "gemini-style":
+        if family in VARIANT:
             continue
         for session in sessions(family):
             assert all(len(f.stale) <= 1 for f in session.facts)
             assert "cancelled" not in conversation_text(session.conversation)
 
 
-def test_gemini_style_wording_is_its_own() -> None:
+@pytest.mark.parametrize("family", ["gemini-style", "goose-style"])
+def test_a_new_familys_wording_is_its_own(family: str) -> None:
+    # Families written after the digest was tuned share no phrasing with any other voice.
     from compaction.eval.families import _VOICES
-    from compaction.eval.families.gemini import GeminiVoice
 
+    [own] = [voice for voice in _VOICES if voice.family == family]
     theirs = {
         template.casefold()
         for voice in _VOICES
-        if voice is not GeminiVoice
+        if voice is not own
         for options in voice.phrases.values()
         for template in options
     }
-    mine = {t.casefold() for options in GeminiVoice.phrases.values() for t in options}
+    mine = {t.casefold() for options in own.phrases.values() for t in options}
     assert mine and not mine & theirs
 
 

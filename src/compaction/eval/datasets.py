@@ -617,7 +617,9 @@ class _Action:
         if self.text:
             word = self.text.split(None, 1)[0] if self.text.strip() else ""
             return None if word in _SWE_AGENT_COMMANDS else self.text
-        if self.name.lower() not in _SHELL_TOOLS:
+        name = self.name.lower()
+        # Goose names an extension's tool `extension__tool` (`developer__shell`).
+        if name not in _SHELL_TOOLS and name.rsplit("__", 1)[-1] not in _SHELL_TOOLS:
             return None
         for key in _COMMAND_KEYS:
             value = self.arguments.get(key)

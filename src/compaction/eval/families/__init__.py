@@ -18,6 +18,7 @@ from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
 from compaction.eval.families.gemini import GeminiVoice
+from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.story import tell
 from compaction.eval.sessions import EvalSession
@@ -30,6 +31,7 @@ _VOICES: tuple[type[Voice], ...] = (
     ClineVoice,
     OpenHandsVoice,
     GeminiVoice,
+    GooseVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

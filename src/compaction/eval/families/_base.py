@@ -310,6 +310,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "}",
                 "",
             ]
+        elif lang == "kt":
+            fun = camel(name)[:1].lower() + camel(name)[1:]
+            out += [
+                f"fun {fun}({a}: {a.title()}, {b}: String? = null): List<String> {{",
+                f'    val key = {b} ?: "{rng.choice(_WORDS)}"',
+                f"    return {a}.items.filter {{ it.{b} == key }}.map {{ it.id }}",
+                "}",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
