@@ -554,3 +554,53 @@ def test_plans_and_reversals_in_plain_words(plan: str, reversal: str) -> None:
     standing = [d.text for d in decisions if not d.superseded_by]
     assert standing == [reversal]
     assert [d.text for d in decisions if d.superseded_by] == [plan]
+
+
+def test_gradle_and_kotlin_output_is_read() -> None:
+    gradle = (
+        "> Task :test FAILED\n\nLedgerTest > rejectsDuplicates() FAILED\n"
+        "    org.opentest4j.AssertionFailedError at LedgerTest.kt:41\n\n"
+        "61 tests completed, 1 failed\n\nFAILURE: Build failed with an exception.\n"
+        "BUILD FAILED in 14s"
+    )
+    assert signals.test_summary(gradle) == "61 tests completed, 1 failed"
+    assert signals.outcome_of(gradle)[0] == "failed"
+    kotlin = "e: file:///w/src/Ledger.kt:88:14 No value passed for parameter 'tenantId'.\n"
+    outcome, errors = signals.outcome_of(kotlin + "\nBUILD FAILED in 3s")
+    assert outcome == "error"
+    assert errors[0].startswith("e: file:///w/src/Ledger.kt:88:14 No value passed")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "My pick for the counters is a Micrometer registry.",
+        "The shared limiter turned out to be a dead end, so per-route buckets it is.",
+        "Per-route buckets are off the table as well; token leases from now on.",
+    ],
+)
+def test_more_plain_decisions_are_read(sentence: str) -> None:
+    assert signals.is_decision(sentence)
+
+
+def test_a_value_taken_to_a_new_number_is_a_change() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Set the retry budget to 4 retries."),
+            say("user", "Take the retry budget to 2 retries, 4 retries isn't right for us."),
+        ]
+    )
+    text = rendered(ledger)
+    assert "retry budget: 2 retries" in text
+    assert "retry budget: 4 retries" not in text
+
+
+def test_a_plan_replaced_twice_points_at_the_standing_one() -> None:
+    first = "My pick for the store is SQLite."
+    second = "SQLite turned out to be a dead end, so Postgres it is."
+    third = "Postgres is off the table as well; DuckDB from now on."
+    fourth = "Back to the drawing board on DuckDB: we switch to plain files."
+    said = (first, second, third, fourth)
+    text = rendered(extract_ledger([say("assistant", t) for t in said]))
+    for earlier in said[:-1]:
+        assert f"- superseded (by: {fourth}): {earlier}" in text

@@ -676,6 +676,32 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
         {"path": "/data/a.txt"},
         (file("/data/a.txt", "read"),),
     ),
+    # --- Goose (block/goose: the developer extension, the to-do tool)
+    (
+        "goose",
+        "developer__shell",
+        {"command": "rm old.kt"},
+        (command("rm old.kt"), file("old.kt", "deleted")),
+    ),
+    (
+        "goose",
+        "developer__text_editor",
+        {"command": "write", "path": "/w/src/A.kt", "file_text": "class A"},
+        (file("/w/src/A.kt", "written"),),
+    ),
+    (
+        "goose",
+        "developer__text_editor",
+        {"command": "str_replace", "path": "/w/src/A.kt", "old_str": "A", "new_str": "B"},
+        (file("/w/src/A.kt", "modified"),),
+    ),
+    (
+        "goose",
+        "developer__text_editor",
+        {"command": "view", "path": "/w/src/A.kt"},
+        (file("/w/src/A.kt", "read"),),
+    ),
+    ("goose", "todo__write", {"content": CHECKLIST}, (CHECKLIST_TODOS,)),
 ]
 
 

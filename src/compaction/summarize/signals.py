@@ -47,6 +47,7 @@ _ERROR_LINE = re.compile(
       | Segmentation\ fault
       | [^\s:]+:\d+(?::\d+)?:\s*(?:fatal\ )?error\b   # file:line[:col]: error
       | Traceback\ \(most\ recent\ call\ last\)
+      | e:\ (?:file://)?\S+\.kts?\b                    # kotlinc
     )""",
     re.VERBOSE,
 )
@@ -71,6 +72,7 @@ _ERROR_HINTS = (
     "permission denied",
     "err!",
     "e  ",
+    ".kt",
 )
 
 
@@ -105,6 +107,10 @@ _TEST_SUMMARY = re.compile(
     r"ignored|measured|filtered\s+out|total|todo|pending))*)"
     r"(?:\s+in\s+[\d.]+s)?",
     re.IGNORECASE,
+)
+# Gradle's test task: `61 tests completed, 1 failed, 2 skipped`.
+_GRADLE_TESTS = re.compile(
+    r"^(\d+ tests? completed(?:, \d+ (?:failed|skipped))*)\s*$", re.MULTILINE
 )
 # gotestsum's closing line: `DONE 37 tests, 2 skipped, 1 failure in 4.213s`.
 _GOTESTSUM = re.compile(
@@ -167,6 +173,9 @@ def exit_status(text: str, *, is_error: bool = False) -> int | None:
 def test_summary(text: str) -> str | None:
     """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`)."""
     tail = unwrap_output(text)[-4000:]
+    gradle = _GRADLE_TESTS.findall(tail) if "tests completed" in tail else None
+    if gradle:
+        return str(gradle[-1])
     # Only the line holding the last count word can hold the last summary.
     last = max(tail.rfind(" passed"), tail.rfind(" failed"), tail.rfind(" error"))
     if last >= 0:
@@ -419,6 +428,8 @@ _DECISION = cue(
       | the\s+(?:plan|approach|fix|solution)\s+(?:is|will\s+be)|approach:|plan:
       | better\s+to|best\s+to|makes\s+more\s+sense|the\s+simplest\s+fix
       | (?:i|we)\s+(?:intend|plan)\s+to|(?:i\s+am|i'm|we\s+are|we're)\s+moving\s+to
+      | my\s+(?:pick|choice)\b|\bso\s+[^,.;]{1,60}\s+it\s+is\b|from\s+now\s+on|going\s+forward
+      | dead\s+end|off\s+the\s+table
     )""",
     re.VERBOSE,
 )
@@ -544,7 +555,13 @@ _VALUE_PATTERNS = (
         r"requests|connections|tokens|lines|chars|bytes)\b)?)",
         re.IGNORECASE,
     ),
-    # "make the flush interval 1500 milliseconds": a verb, a key, a number with its unit.
+    # "make the flush interval 1500 milliseconds": a verb, a key, a number with its unit;
+    # "take the retry budget (down) to 2 retries": a number only, as "take" is common.
+    re.compile(
+        r"\btake\s+(?:the\s+|our\s+)?(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2}?)"
+        r"\s+(?:down\s+|up\s+|back\s+)?to\s+(?P<value>\d[\d.,]*\s*(?:[A-Za-z%]{1,14}\b)?)",
+        re.IGNORECASE,
+    ),
     re.compile(
         r"\b(?:set|make|change|bump|raise|lower|put)\s+(?:the\s+|our\s+)?"
         r"(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2}?)\s+"

@@ -21,7 +21,8 @@ documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
 `sdk/packages/core/src/extensions/tools/`, Roo-Code
 `src/core/prompts/tools/native-tools/`, OpenHands `agenthub/codeact_agent/tools/`, SWE-agent
 `tools/*/config.yaml`, mini-SWE-agent `config/*.yaml`, gemini-cli
-`packages/core/src/tools/definitions/base-declarations.ts` and the MCP filesystem server.
+`packages/core/src/tools/definitions/base-declarations.ts`, block/goose
+`crates/goose-mcp/src/developer/` and the MCP filesystem server.
 
 Everything here is a pure, deterministic function of names, argument values and strings.
 This module must never read a wire format, see a message, count tokens or call a model.
@@ -158,6 +159,8 @@ _EDITOR_OPS: tuple[tuple[str, FileOp | None], ...] = (
     ("insert", "modified"),
     ("undo_edit", "modified"),
 )
+# Goose's editor writes a file whole with `write` (no `create`).
+_GOOSE_EDITOR_OPS: tuple[tuple[str, FileOp | None], ...] = (*_EDITOR_OPS, ("write", "written"))
 _SEARCH_TEXT = ("pattern", "regex", "query", "search_term", "file_name", "search")
 _CC = ("claude-code",)
 _CODEX = ("codex",)
@@ -168,6 +171,7 @@ _CLINE_ROO = ("cline", "roo-code")
 _OPENHANDS = ("openhands",)
 _SWE = ("swe-agent",)
 _GEMINI = ("gemini-cli",)
+_GOOSE = ("goose",)
 _MCP_FS = ("mcp-filesystem",)
 
 
@@ -424,6 +428,20 @@ TOOLS: tuple[ToolMeaning, ...] = (
     ),
     ToolMeaning(("submit", "exit_forfeit"), "final", _SWE, positional=()),
     ToolMeaning(("goto", "scroll_up", "scroll_down"), "none", _SWE, positional=()),
+    # --- Goose (block/goose: crates/goose-mcp/src/developer/{shell,text_editor}.rs and
+    # crates/goose/src/agents/todo_tools.rs). An extension's tools are `extension__tool`; the
+    # shell states no exit status; the to-do tool writes the whole TODO file each time.
+    _command("developer__shell", _GOOSE, "command"),
+    ToolMeaning(
+        ("developer__text_editor",),
+        "file",
+        _GOOSE,
+        path_keys=("path",),
+        subcommand_key="command",
+        subcommand_ops=_GOOSE_EDITOR_OPS,
+    ),
+    ToolMeaning(("todo__write",), "todos", _GOOSE, todos_key="content", todo_shape=_CHECKLIST),
+    _none(("todo__read",), _GOOSE),
     # --- Gemini CLI (packages/core/src/tools/definitions/base-declarations.ts)
     _command("run_shell_command", _GEMINI, "command"),
     _file("write_file", ("gemini-cli", "mcp-filesystem"), "written", "file_path", "path"),

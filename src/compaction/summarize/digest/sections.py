@@ -163,7 +163,7 @@ _CHANGE_CUE = signals.cue(
     r"\b(?:instead\s+of|rather\s+than|change|changed|switch|make\s+it|bump|no\s+longer|"
     r"actually|not\s+\S+\s+but|from\s+\S+(?:\s+\S+)?\s+to|increase|decrease|raise|lower|set|"
     r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
-    r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|"
+    r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|isn't\s+right|"
     r"bigger|smaller|higher|shorter|longer|fewer|more|less)\b"
 )
 _INSTEAD = re.compile(
@@ -622,7 +622,8 @@ _REVERSAL = signals.cue(
     r"\b(?:scrap|scratch\s+that|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
     r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
     r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
-    r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way))\b"
+    r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
+    r"dead\s+end|off\s+the\s+table|back\s+to\s+the\s+drawing\s+board)\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -633,13 +634,15 @@ _PLAN_WORDS = {
 # What a reversal names as replaced: the few words after "instead of", "scrap", ….
 _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
-    r"drop(?:ping)?|no\s+longer\s+(?:use|using))\s+((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
+    r"drop(?:ping)?|no\s+longer\s+(?:use|using)|back\s+to\s+the\s+drawing\s+board\s+on)\s+"
+    r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
 )
 # What a reversal calls wrong: "a global lock is the wrong tool here".
 _CALLED_WRONG = re.compile(
-    r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,2})\s+(?:is|was|seems)\s+"
-    r"(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)\b",
+    r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,2})\s+(?:"
+    r"(?:is|was|are|were|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)"
+    r"|turned\s+out\s+to\s+be\s+a\s+dead\s+end|(?:is|are|was|were)\s+off\s+the\s+table)\b",
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
@@ -728,9 +731,16 @@ class Decisions(Section[DecisionsState]):
 
     def items(self, state: DecisionsState) -> list[Item]:
         out = []
+        later = {d.text: d.superseded_by for d in state.decisions}
         for rank, d in enumerate(state.decisions):
             if d.superseded_by:
-                by = signals.clip(d.superseded_by, 200)
+                # What stands now, at the end of the chain: naming a plan that was itself
+                # replaced later would read as the current one.
+                by, seen = d.superseded_by, {d.text}
+                while later.get(by) and by not in seen:
+                    seen.add(by)
+                    by = later[by]
+                by = signals.clip(by, 200)
                 full = f"- superseded (by: {by}): {d.text}"
                 out.append(Item(3, rank, _clip_forms(full, 500, 200)))
             else:
