@@ -604,3 +604,11 @@ def test_a_plan_replaced_twice_points_at_the_standing_one() -> None:
     text = rendered(extract_ledger([say("assistant", t) for t in said]))
     for earlier in said[:-1]:
         assert f"- superseded (by: {fourth}): {earlier}" in text
+
+
+def test_a_reversal_in_a_later_span_supersedes_a_plan_an_earlier_summary_holds() -> None:
+    earlier = extract_ledger([say("assistant", "My pick for the store is SQLite.")])
+    later = extract_ledger([say("assistant", "SQLite is off the table; DuckDB from now on.")])
+    merged = earlier.merge(later)
+    standing = [d.text for d in merged.state("decisions").decisions if not d.superseded_by]
+    assert standing == ["SQLite is off the table; DuckDB from now on."]

@@ -648,6 +648,32 @@ _CALLED_WRONG = re.compile(
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
 
 
+def _is_reversal(sentence: str) -> bool:
+    """Whether a sentence replaces a plan: outright ("scrap X", "X is off the table"), or by
+    "X instead of Y" where it decides something besides the comparison ("I'll use X instead
+    of Y"), not where it describes code."""
+    strong, replacing, _telling = sentence_marks(sentence)
+    if strong:
+        return True
+    return replacing and signals.is_decision(_REPLACING.sub(" ", sentence.lower()))
+
+
+def _supersede(decisions: list[Decision], text: str) -> None:
+    """Mark the standing decisions `text` replaces: those about what it names as replaced
+    ("instead of Y", "scrap Y", "Y is the wrong tool"); naming nothing, those sharing two
+    words with it."""
+    named = _REPLACED.findall(text) + _CALLED_WRONG.findall(text)
+    words: frozenset[str] = (
+        frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
+    )
+    need = 1
+    if not words:
+        words, need = signals.significant_words(text) - _PLAN_WORDS, 2
+    for d in decisions:
+        if not d.superseded_by and len(words & signals.significant_words(d.text)) >= need:
+            d.superseded_by = text
+
+
 @dataclass
 class Decision:
     text: str
@@ -688,11 +714,7 @@ class Decisions(Section[DecisionsState]):
             if skip:
                 skip = False
                 continue
-            # "X rather than Y" replaces a plan only where it decides something besides
-            # the comparison ("I'll use X instead of Y"), not where it describes code.
-            strong, replacing, _telling = sentence_marks(sentence)
-            bare = _REPLACING.sub(" ", sentence.lower()) if replacing else ""
-            reversal = strong or (replacing and signals.is_decision(bare))
+            reversal = _is_reversal(sentence)
             if not (decision or reversal):
                 continue
             text = sentence
@@ -707,26 +729,19 @@ class Decisions(Section[DecisionsState]):
         if any(d.text == text for d in state.decisions):
             return
         if reversal:
-            # It replaces the standing decisions about what it names as replaced ("instead
-            # of Y", "scrap Y"); naming nothing, those sharing two words with it.
-            named = _REPLACED.findall(text) + _CALLED_WRONG.findall(text)
-            words: frozenset[str] = (
-                frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
-            )
-            need = 1
-            if not words:
-                words, need = signals.significant_words(text) - _PLAN_WORDS, 2
-            for d in state.decisions:
-                shared = words & signals.significant_words(d.text)
-                if not d.superseded_by and len(shared) >= need:
-                    d.superseded_by = text
+            _supersede(state.decisions, text)
         state.decisions.append(Decision(text))
 
     def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
         merged = DecisionsState([Decision(d.text, d.superseded_by) for d in earlier.decisions])
         for d in later.decisions:
-            if not any(m.text == d.text for m in merged.decisions):
-                merged.decisions.append(Decision(d.text, d.superseded_by))
+            if any(m.text == d.text for m in merged.decisions):
+                continue
+            # A reversal in the later span replaces what the earlier one still held standing
+            # (two summaries merged, as when a session is compacted again).
+            if not d.superseded_by and _is_reversal(d.text):
+                _supersede(merged.decisions, d.text)
+            merged.decisions.append(Decision(d.text, d.superseded_by))
         return merged
 
     def items(self, state: DecisionsState) -> list[Item]:
