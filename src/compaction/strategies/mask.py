@@ -4,8 +4,10 @@ The placeholder keeps what a reader needs to carry on: the tool and its argument
 the outcome, the error lines, the test summary, identifiers, and the handle under which the
 original can be recalled. The tool call and its result stay paired (only the result's content
 changes), so the transcript stays valid. Outputs are masked largest gain first, and only as
-many as the target needs. This strategy must never drop a message or touch a protected or
-recent one.
+many as the target needs. Where room is left, the pipeline gives an output's head and tail
+back beside its placeholder (`with_excerpt`); a later mask takes that excerpt back first.
+This strategy must never drop a message, touch a recent one, or touch a protected one
+except for the old results riding in a user's turn (its words stay verbatim).
 """
 
 from __future__ import annotations

@@ -7,9 +7,13 @@ Rounds: ordinary strategies outside the recent tail, then inside it; last-resort
 1. over the target: summaries shrink (fewer, shorter lines — never empty), and only then,
    when nothing older is left to give, the results the model is about to read are shortened
    (head and tail kept, with a marker);
-2. under it: summaries grow back toward their full rendering, then masked outputs are given
-   back, newest first, while they fit — so a compaction uses its budget instead of throwing
-   facts away for room it leaves empty.
+2. under it (also after shrinking, as renderings land a little under their room):
+   summaries grow back toward their full rendering, then masked outputs are given back,
+   newest first, whole while they fit, then in part (head and tail beside the placeholder)
+   — so a compaction uses its budget instead of throwing facts away for room it leaves empty.
+
+Before the rounds, a digest an earlier compaction had to shrink is restored in full, so the
+strategies make room for what it lost rather than keep it short.
 
 `CompactionStrategy` is the protocol every strategy implements (a third-party one
 included): a `kind`, whether it is a last resort, whether it calls the compaction model,
