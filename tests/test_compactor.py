@@ -20,7 +20,7 @@ from compaction.strategies import (
 )
 from compaction.strategies.digest import DigestRendering
 from compaction.strategies.mask import MASK_PREFIX
-from compaction.summarize.digest import extract_ledger
+from compaction.summarize.digest import extract_ledger, summary_message
 from compaction.summarize.digest.format import FULL_TEXT_KEY
 
 from .helpers import calls, coding_session, results, say
@@ -462,3 +462,41 @@ def test_a_large_digest_shrunk_into_a_room_fills_it() -> None:
     for budget in (full // 5, full // 3, full // 2):
         tokens = measure(rendering.render(budget))
         assert 0.9 * budget <= tokens <= budget, (budget, tokens)
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_a_filled_room_still_meets_the_target_once_the_shape_is_restored(dialect: str) -> None:
+    # Settling fills the room to the last tokens; folding summaries back into the user's
+    # turns (where roles alternate) may cost a few more: the target is still met.
+    session = coding_session(24, dialect=dialect, output_lines=120)
+    compactor = Compactor(CompactionConfig(keep_recent_n=4))
+    half = session.with_messages(session.messages[:40])
+    earlier = compactor.compact(half, max_tokens=compactor.count(half) // 4).conversation
+    # The next compaction starts from a summary folded into the user's first turn.
+    conversation = session.with_messages((*earlier.messages, *session.messages[40:]))
+    tokens = compactor.count(conversation)
+    for target in range(tokens // 6, tokens // 3, max(tokens // 80, 1)):
+        result = compactor.compact(conversation, max_tokens=target)
+        assert result.receipt.tokens_after <= target, (target, result.receipt.tokens_after)
+
+
+def test_the_workspace_never_counts_less_than_the_conversation() -> None:
+    # A user's words between two earlier summaries arrive as one message (Anthropic) and are
+    # worked on as three: the count must not lose the framing the split adds, or a result
+    # filled to the target lands a few tokens over it once it keeps them apart.
+    base = coding_session(4, dialect="anthropic")
+    first = summary_message(["## Files touched", "- src/a.py (modified)"], 20)
+    second = summary_message(["## Files touched", "- src/b.py (modified)"], 3)
+    between = Message("user", (*first.parts, TextPart("Also keep the API stable."), *second.parts))
+    conversation = base.with_messages(
+        (*base.messages[:2], say("assistant", "On it."), between, *base.messages[2:])
+    )
+    compactor = Compactor(CompactionConfig())
+    counter = compactor.counter_for(conversation)
+    total = counter.count(conversation).total
+    work = compactor._workspace(conversation, counter, total, total // 2)
+    assert len(work.slots) == len(conversation) + 2
+    # What is not any message's (the reply's priming, tool schemas) is never negative: the
+    # split's framing belongs to the slots, which count it, not to the conversation.
+    assert work.overhead >= 0
+    assert work.total() >= total

@@ -418,7 +418,9 @@ class Compactor:
             )
             for i, (m, origin) in enumerate(unfolded)
         ]
-        overhead = total - sum(counts)
+        # What belongs to no message (the reply's priming, tool schemas), from the messages as
+        # they came: the slots a folded message is split into count their own framing.
+        overhead = total - sum(counter.count_message(m) for m in conversation.messages)
         work = Workspace(
             slots,
             counter.count_message,
