@@ -135,7 +135,7 @@ def _placeholder_text(
             outcome,
             handle,
             tuple(errors[:max_error_lines]),
-            signals.identifiers(text, limit=6),
+            signals.identifiers(text),
             signals.test_summary(text),
         )
     )
