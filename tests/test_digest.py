@@ -612,3 +612,57 @@ def test_a_reversal_in_a_later_span_supersedes_a_plan_an_earlier_summary_holds()
     merged = earlier.merge(later)
     standing = [d.text for d in merged.state("decisions").decisions if not d.superseded_by]
     assert standing == ["SQLite is off the table; DuckDB from now on."]
+
+
+def test_a_command_that_failed_then_passed_keeps_its_error_in_little_room() -> None:
+    # In little room the errors section goes before the commands do: the command's own line
+    # says what failed before it passed.
+    messages = [
+        call("1", "Bash", command="npx tsc --noEmit"),
+        result("1", "src/a.ts(3,5): error TS2554: Expected 2 arguments, but got 1.\nExit code 2"),
+        call("2", "Bash", command="npx tsc --noEmit"),
+        result("2", "Exit code 0"),
+    ]
+    for n in range(12):
+        messages += [call(f"g{n}", "Bash", command=f"grep -rn item{n} src"), result(f"g{n}", "x")]
+    ledger = extract_ledger(messages)
+    full = "\n".join(render(ledger))
+    assert "`npx tsc --noEmit` → ok (failed earlier: src/a.ts(3,5): error TS2554" in full
+    short = "\n".join(render(ledger, len(full) * 2 // 3))
+    assert "error TS2554" in short
+    # And it reads back.
+    again = parse_ledger(rendered(ledger))
+    assert "error TS2554" in "\n".join(render(again))
+
+
+@pytest.mark.parametrize(
+    ("output", "line"),
+    [
+        (
+            "FAIL src/a.test.ts\n  ● test webhook retries\n\n    expect(x)\nTests: 1 failed",
+            "● test webhook retries",
+        ),
+        (
+            "=== RUN   TestA\n--- FAIL: TestA (0.00s)\nFAIL\nexit status 1",
+            "--- FAIL: TestA (0.00s)",
+        ),
+        (
+            "test sched::tests::retries ... FAILED\nfailures:",
+            "test sched::tests::retries ... FAILED",
+        ),
+        (
+            "FAIL internal/outbox.TestRetries (0.01s)\nDONE 3 tests",
+            "FAIL internal/outbox.TestRetries (0.01s)",
+        ),
+        (
+            "LedgerTest > rejectsDuplicates() FAILED\n    AssertionFailedError",
+            "LedgerTest > rejectsDuplicates() FAILED",
+        ),
+    ],
+)
+def test_failing_test_names_are_error_lines(output: str, line: str) -> None:
+    assert line in signals.error_lines(output)
+
+
+def test_jest_console_blocks_are_not_errors() -> None:
+    assert signals.error_lines("  ● Console\n\n    console.log\n      hello\nTests: 3 passed") == []

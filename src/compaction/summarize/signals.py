@@ -48,6 +48,12 @@ _ERROR_LINE = re.compile(
       | [^\s:]+:\d+(?::\d+)?:\s*(?:fatal\ )?error\b   # file:line[:col]: error
       | Traceback\ \(most\ recent\ call\ last\)
       | e:\ (?:file://)?\S+\.kts?\b                    # kotlinc
+      | [^\s(]+\(\d+,\d+\):\ error\b                    # tsc: file(line,col): error TS…
+      | ●\ (?!Console\b)\S                             # jest: a failing test's header
+      | ---\ FAIL:\ \S                                  # go test
+      | \S.*\ >\ .+\ FAILED$                             # Gradle: Class > method() FAILED
+      | test\ \S+\ \.\.\.\ FAILED$                         # cargo test (libtest)
+      | FAIL\ \S+\ \([\d.]+m?s\)                           # gotestsum: FAIL pkg.TestX (0.01s)
     )""",
     re.VERBOSE,
 )
@@ -62,8 +68,7 @@ _ERROR_ANYWHERE = re.compile(r"command not found|No such file or directory|Permi
 _ERROR_HINTS = (
     "error",
     "exception",
-    "failure",
-    "failed",
+    "fail",
     "fatal",
     "panic",
     "segmentation",
@@ -73,6 +78,7 @@ _ERROR_HINTS = (
     "err!",
     "e  ",
     ".kt",
+    "●",
 )
 
 

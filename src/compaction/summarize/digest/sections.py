@@ -562,6 +562,8 @@ class CommandRecord:
     command: str
     outcome: str
     failed_before: bool = False
+    # The error of its last failed run: a command that failed, then passed, says what failed.
+    error: str = ""
 
 
 @dataclass
@@ -581,38 +583,59 @@ class Commands(Section[CommandsState]):
 
     @staticmethod
     def _note(
-        state: CommandsState, command: str, outcome: str, failed_before: bool = False
+        state: CommandsState,
+        command: str,
+        outcome: str,
+        failed_before: bool = False,
+        error: str = "",
     ) -> None:
         previous = state.commands.pop(command, None)
         failed = failed_before or (
             previous is not None and (previous.failed_before or previous.outcome != "ok")
         )
-        state.commands[command] = CommandRecord(command, outcome, failed and outcome == "ok")
+        if not error and previous is not None:
+            error = previous.error
+        state.commands[command] = CommandRecord(command, outcome, failed and outcome == "ok", error)
 
     def observe(self, state: CommandsState, event: Event, seq: int) -> None:
         if isinstance(event, CommandRan):
-            self._note(state, event.command, event.outcome)
+            error = event.errors[0] if event.errors and event.outcome != "ok" else ""
+            self._note(state, event.command, event.outcome, error=signals.clip(error, 160))
 
     def merge(self, earlier: CommandsState, later: CommandsState) -> CommandsState:
         merged = CommandsState(dict(earlier.commands))
         for record in later.commands.values():
-            self._note(merged, record.command, record.outcome, record.failed_before)
+            self._note(merged, record.command, record.outcome, record.failed_before, record.error)
         return merged
 
     def items(self, state: CommandsState) -> list[Item]:
         out = []
+        # A command that failed (now or before) tells more than one that just ran: it ranks
+        # above every plain one, the newest first within each.
+        lift = len(state.commands)
         for rank, record in enumerate(state.commands.values()):
-            command = record.command.replace("\n", " ⏎ ")
-            outcome = record.outcome + (" (failed earlier)" if record.failed_before else "")
-            out.append(Item(2, rank, (f"- `{command}` → {outcome}",)))
+            line = f"- `{record.command.replace(chr(10), ' ⏎ ')}` → {record.outcome}"
+            if record.failed_before:
+                forms = (
+                    tuple(
+                        f"{line} (failed earlier: {error})"
+                        for error in dict.fromkeys((record.error, signals.clip(record.error, 72)))
+                    )
+                    if record.error
+                    else (f"{line} (failed earlier)",)
+                )
+                out.append(Item(2, rank + lift, forms))
+            else:
+                out.append(Item(2, rank + (lift if record.outcome != "ok" else 0), (line,)))
         return out
 
-    _LINE = re.compile(r"^`(.*)` → (.+?)( \(failed earlier\))?$")
+    _LINE = re.compile(r"^`(.*)` → (.+?)(?: \(failed earlier(?:: (.*))?\))?$")
 
     def parse(self, state: CommandsState, item: str) -> None:
         if m := self._LINE.match(item):
             command = m.group(1).replace(" ⏎ ", "\n")
-            state.commands[command] = CommandRecord(command, m.group(2), bool(m.group(3)))
+            failed = "(failed earlier" in item[m.end(2) :]
+            state.commands[command] = CommandRecord(command, m.group(2), failed, m.group(3) or "")
 
 
 # -- decisions -----------------------------------------------------------------------------
