@@ -223,9 +223,6 @@ class GooseVoice(Voice):
         arguments = {"command": "write", "path": full, "file_text": content}
         self.s.call("developer__text_editor", arguments, f"Successfully wrote to {full}")
 
-    def delete(self, path: str) -> None:
-        self.shell(f"rm {path}", "")
-
     def move(self, source: str, destination: str) -> None:
         self.shell(f"git mv {source} {destination}", "")
 
