@@ -388,8 +388,7 @@ class Compactor:
     ) -> Workspace:
         unfolded = shape.unfold(conversation.messages, conversation.dialect)
         messages = tuple(m for m, _ in unfolded)
-        protected = protected_indices(messages, self.config)
-        words_only = words_only_indices(messages, self.config)
+        protected, words_only = protected_indices(messages, self.config)
         counts = [counter.count_message(m) for m in messages]
         groups = group_messages(messages)
         recent_start = recent_tail_start(
@@ -496,29 +495,22 @@ def live_exchange(messages: tuple[Message, ...], groups: Sequence[Group] | None 
     return set(last.indices())
 
 
-def protected_indices(messages: tuple[Message, ...], config: CompactionConfig) -> set[int]:
-    """System and pinned messages, pin-rule matches, the first user message, the live turn."""
-    protected = {i for i, m in enumerate(messages) if m.pinned or m.role == "system"}
+def protected_indices(
+    messages: tuple[Message, ...], config: CompactionConfig
+) -> tuple[set[int], set[int]]:
+    """(protected, words only). Protected: system and pinned messages, pin-rule matches, the
+    first user message, the live turn, the newest message. Words only: those of them whose
+    tool results are not protected — the live user turn when it carries the results of an
+    earlier call (Anthropic puts them in the user's next message) and the agent has moved on
+    since; its words stay verbatim, its results are old output like any other."""
+    whole = {i for i, m in enumerate(messages) if m.pinned or m.role == "system"}
+    whole |= _protected_whole(messages, config)
     live = live_turn_index(messages)
-    if live is not None:
-        protected.add(live)
-    protected |= _protected_whole(messages, config)
-    return protected
-
-
-def words_only_indices(messages: tuple[Message, ...], config: CompactionConfig) -> set[int]:
-    """Protected messages whose tool results are not: the live user turn when it carries the
-    results of an earlier call (Anthropic puts them in the user's next message) and the agent
-    has moved on since. The user's words stay verbatim; the results are old output like any
-    other, masked when room is needed."""
-    live = live_turn_index(messages)
-    if live is None or live == len(messages) - 1 or messages[live].pinned:
-        return set()  # the last message's results are what the model is about to read
-    if not messages[live].tool_results:
-        return set()
-    if live in _protected_whole(messages, config):
-        return set()
-    return {live}
+    if live is None or live in whole:
+        return whole, set()
+    # The last message's results are what the model is about to read: it is kept whole.
+    words_only = {live} if messages[live].tool_results and live != len(messages) - 1 else set()
+    return whole | {live}, words_only
 
 
 def without_results(message: Message) -> Message:
