@@ -137,13 +137,13 @@ def _latest(api: Api, body: Mapping[str, Any]) -> tuple[str | None, str]:
     if api == "chat":
         role = last.get("role")
         if role == "tool":
-            return "tool", "".join(_texts(last.get("content")))
-        return ("user" if role == "user" else None), "".join(_texts(last.get("content")))
+            return "tool", "".join(texts_in(last.get("content")))
+        return ("user" if role == "user" else None), "".join(texts_in(last.get("content")))
     if api == "responses":
         if last.get("type") in ("function_call_output", "custom_tool_call_output"):
-            return "tool", "".join(_texts(last.get("output")))
+            return "tool", "".join(texts_in(last.get("output")))
         if last.get("role") == "user":
-            return "user", "".join(_texts(last.get("content")))
+            return "user", "".join(texts_in(last.get("content")))
         return None, ""
     if last.get("role") != "user":
         return None, ""
@@ -151,17 +151,18 @@ def _latest(api: Api, body: Mapping[str, Any]) -> tuple[str | None, str]:
     if isinstance(content, list):
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
         if results:
-            return "tool", "".join(t for b in results for t in _texts(b.get("content")))
-    return "user", "".join(_texts(content))
+            return "tool", "".join(t for b in results for t in texts_in(b.get("content")))
+    return "user", "".join(texts_in(content))
 
 
-def _texts(value: Any) -> Iterator[str]:
+def texts_in(value: Any, keys: tuple[str, ...] = ("text", "content", "output")) -> Iterator[str]:
+    """Every string of a wire value, in order, through lists and the entries `keys` name."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for item in value:
-            yield from _texts(item)
+            yield from texts_in(item, keys)
     elif isinstance(value, dict):
-        for key in ("text", "content", "output"):
+        for key in keys:
             if key in value:
-                yield from _texts(value[key])
+                yield from texts_in(value[key], keys)

@@ -52,7 +52,7 @@ from starlette.routing import Route
 
 from compaction.dialects import ANTHROPIC, DIALECTS, OPENAI, Dialect
 from compaction.exceptions import CompactionError
-from compaction.proxy.scripted_trail import ToolCall, next_move
+from compaction.proxy.scripted_trail import ToolCall, next_move, texts_in
 from compaction.tokens import TokenCounter, count_conversation, counter_for_model
 
 Api = Literal["chat", "responses", "messages"]
@@ -148,16 +148,8 @@ def text_chunks(text: str) -> list[str]:
     return [w + " " for w in words[:-1]] + [words[-1]]
 
 
-def _responses_texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _responses_texts(item)
-    elif isinstance(value, dict):
-        for key in ("text", "content", "output", "arguments", "name"):
-            if key in value:
-                yield from _responses_texts(value[key])
+# What a Responses request's items hold as text: their content, outputs and calls.
+_RESPONSES_TEXT_KEYS: Final = ("text", "content", "output", "arguments", "name")
 
 
 def _dialect_for(api: Api) -> Dialect | None:
@@ -203,7 +195,7 @@ def _measure_responses_text(body: Mapping[str, Any], counter: TokenCounter) -> M
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
         raise RejectedRequest(400, _openai_error("`input` must be a string or a list", "input"))
-    texts = [*_responses_texts(body.get("instructions")), *_responses_texts(items)]
+    texts = list(texts_in([body.get("instructions"), items], _RESPONSES_TEXT_KEYS))
     return Measure(
         messages=len(items) + (1 if body.get("instructions") else 0),
         tokens=sum(counter.count_text(t) for t in texts) + _ITEM_OVERHEAD * len(items),
