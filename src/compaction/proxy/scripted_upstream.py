@@ -253,20 +253,26 @@ def _ids(measure: Measure) -> tuple[str, str]:
 
 
 def chat_completion(body: Mapping[str, Any], measure: Measure, text: str) -> dict[str, Any]:
+    message = {"role": "assistant", "content": text, "refusal": None}
+    return _chat_reply(body, measure, message, "stop", len(text_chunks(text)))
+
+
+def _chat_reply(
+    body: Mapping[str, Any],
+    measure: Measure,
+    message: dict[str, Any],
+    finish_reason: str,
+    completion: int,
+) -> dict[str, Any]:
+    """A Chat Completions reply holding `message`, its usage counting `completion` tokens."""
     reply_id, _ = _ids(measure)
-    completion = len(text_chunks(text))
     return {
         "id": f"chatcmpl-{reply_id}",
         "object": "chat.completion",
         "created": CREATED,
         "model": str(body.get("model") or DEFAULT_MODEL),
         "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None},
-                "logprobs": None,
-                "finish_reason": "stop",
-            }
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
         ],
         "usage": _chat_usage(measure, completion),
         "system_fingerprint": "scripted",
@@ -469,24 +475,13 @@ def _call_id(measure: Measure, prefix: str) -> str:
 def chat_call_completion(
     body: Mapping[str, Any], measure: Measure, call: ToolCall
 ) -> dict[str, Any]:
-    reply_id, _ = _ids(measure)
     tool_call = {
         "id": _call_id(measure, "call_"),
         "type": "function",
         "function": {"name": call.name, "arguments": call.arguments_json},
     }
     message = {"role": "assistant", "content": None, "tool_calls": [tool_call], "refusal": None}
-    return {
-        "id": f"chatcmpl-{reply_id}",
-        "object": "chat.completion",
-        "created": CREATED,
-        "model": str(body.get("model") or DEFAULT_MODEL),
-        "choices": [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}
-        ],
-        "usage": _chat_usage(measure, 1),
-        "system_fingerprint": "scripted",
-    }
+    return _chat_reply(body, measure, message, "tool_calls", 1)
 
 
 def chat_call_events(
