@@ -219,10 +219,9 @@ class Workspace:
         for origin in slot.origin:
             self._removed.pop(origin, None)
 
-    def adopt(self, index: int, resizable: Resizable | None) -> None:
-        """Let the summary at `index` be rendered into other sizes (None: leave it be)."""
-        if resizable is not None:
-            self.slots[index] = dataclasses.replace(self.slots[index], resizable=resizable)
+    def adopt(self, index: int, resizable: Resizable) -> None:
+        """Let the summary at `index` be rendered into other sizes."""
+        self.slots[index] = dataclasses.replace(self.slots[index], resizable=resizable)
 
     def resize(self, index: int, budget: int | None) -> None:
         """Render a resizable summary again into `budget` tokens (None: in full)."""
