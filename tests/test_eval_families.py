@@ -109,6 +109,18 @@ def test_each_family_speaks_its_agents_tools() -> None:
     assert {"command", "path", "old_str", "new_str", "file_text"} <= goose["developer__text_editor"]
     assert goose["developer__shell"] == {"command"} and goose["todo__write"] == {"content"}
     assert {"repo_path", "max_count"} <= goose["git__git_log"]
+    cont = calls("continue-style")
+    builtins = {"builtin_read_file", "builtin_create_new_file", "builtin_edit_existing_file"}
+    builtins |= {"builtin_run_terminal_command", "builtin_grep_search"}
+    assert builtins <= set(cont) and set(cont) <= builtins | {
+        "builtin_ls",
+        "builtin_file_glob_search",
+    }
+    assert cont["builtin_read_file"] == {"filepath"}
+    assert cont["builtin_create_new_file"] == {"filepath", "contents"}
+    assert cont["builtin_edit_existing_file"] == {"filepath", "changes"}
+    assert "command" in cont["builtin_run_terminal_command"]
+    assert cont["builtin_grep_search"] == {"query"}
 
 
 def _editor_commands(session: EvalSession) -> list[str]:
@@ -133,15 +145,34 @@ def test_goose_style_edits_views_writes_and_undoes_through_one_editor_tool() -> 
 
 
 #: Families that tell the story's second-thoughts variant.
-VARIANT = ("gemini-style", "goose-style")
+VARIANT = ("gemini-style", "goose-style", "continue-style")
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
+#: Continue's checklist lines, as its assistant writes them in its own messages.
+_CHECKLIST_LINE = re.compile(r"^- (done|working on|still to do|dropped): (.+)$")
+_CHECKLIST_STATUS = {
+    "done": "completed",
+    "working on": "in_progress",
+    "still to do": "pending",
+    "dropped": "cancelled",
+}
 
 
 def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
-    `write_todos` items, or Goose's `todo__write` Markdown checklist read back."""
+    `write_todos` items, Goose's `todo__write` Markdown checklist or Continue's checklist
+    message read back."""
     lists = []
     for message in session.conversation.messages:
+        text = message.text if message.role == "assistant" else ""
+        if "Checklist for this fix:" in text:
+            lines = [_CHECKLIST_LINE.match(line) for line in text.splitlines()]
+            lists.append(
+                [
+                    {"description": m.group(2), "status": _CHECKLIST_STATUS[m.group(1)]}
+                    for m in lines
+                    if m
+                ]
+            )
         for call in message.tool_calls:
             arguments = json.loads(call.arguments)
             if call.name == "write_todos":
@@ -195,7 +226,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
             assert "cancelled" not in conversation_text(session.conversation)
 
 
-@pytest.mark.parametrize("family", ["gemini-style", "goose-style"])
+@pytest.mark.parametrize("family", ["gemini-style", "goose-style", "continue-style"])
 def test_a_new_familys_wording_is_its_own(family: str) -> None:
     # Families written after the digest was tuned share no phrasing with any other voice.
     from compaction.eval.families import _VOICES

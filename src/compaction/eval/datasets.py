@@ -502,6 +502,7 @@ _SHELL_TOOLS = frozenset(
         "run_command",
         "run_shell_command",
         "run_terminal_cmd",
+        "run_terminal_command",
         "execute_command",
         "execute_bash",
         "exec_command",
@@ -618,8 +619,10 @@ class _Action:
             word = self.text.split(None, 1)[0] if self.text.strip() else ""
             return None if word in _SWE_AGENT_COMMANDS else self.text
         name = self.name.lower()
-        # Goose names an extension's tool `extension__tool` (`developer__shell`).
-        if name not in _SHELL_TOOLS and name.rsplit("__", 1)[-1] not in _SHELL_TOOLS:
+        # Goose names an extension's tool `extension__tool` (`developer__shell`); Continue
+        # (mid-2025 releases) prefixes its built-ins (`builtin_run_terminal_command`).
+        base = name.removeprefix("builtin_").rsplit("__", 1)[-1]
+        if name not in _SHELL_TOOLS and base not in _SHELL_TOOLS:
             return None
         for key in _COMMAND_KEYS:
             value = self.arguments.get(key)

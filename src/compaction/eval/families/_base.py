@@ -319,6 +319,14 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "}",
                 "",
             ]
+        elif lang == "rb":
+            out += [
+                f"def {name}({a}, {b} = nil)",
+                f"  {b} ||= load_{a}",
+                f"  {a}.select {{ |x| x.{b}_id == {b}.id }}.sort_by(&:{rng.choice(_WORDS)})",
+                "end",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
