@@ -595,6 +595,38 @@ def test_a_value_taken_to_a_new_number_is_a_change() -> None:
     assert "retry budget: 4 retries" not in text
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        "Honestly 12 workers for the ingest pool was a stab in the dark; we need 32 workers.",
+        "The ingest pool: 32 workers. 12 workers was never going to keep up.",
+        "Could you run the ingest pool with 32 workers from here on",
+    ],
+)
+def test_a_value_named_again_with_a_new_amount_in_its_unit_is_a_change(change: str) -> None:
+    # No change verb at all: the key again, and an amount in its unit it did not have.
+    ledger = extract_ledger(
+        [say("user", "Set the ingest pool to 12 workers."), say("user", change)]
+    )
+    text = rendered(ledger)
+    assert "- ingest pool: 32 workers (earlier: 12 workers)" in text
+
+
+def test_a_value_named_again_with_its_own_amount_stays() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Set the ingest pool to 12 workers."),
+            say("user", "Keep the ingest pool at 12 workers while you test 3 shards."),
+        ]
+    )
+    assert "- ingest pool: 12 workers" in rendered(ledger)
+
+
+def test_a_measured_value_keeps_its_whole_unit() -> None:
+    ledger = extract_ledger([say("user", "The redis pool should be 20 connections.")])
+    assert "- redis pool: 20 connections" in rendered(ledger)
+
+
 def test_a_plan_replaced_twice_points_at_the_standing_one() -> None:
     first = "My pick for the store is SQLite."
     second = "SQLite turned out to be a dead end, so Postgres it is."
@@ -666,3 +698,138 @@ def test_failing_test_names_are_error_lines(output: str, line: str) -> None:
 
 def test_jest_console_blocks_are_not_errors() -> None:
     assert signals.error_lines("  ● Console\n\n    console.log\n      hello\nTests: 3 passed") == []
+
+
+@pytest.mark.parametrize(
+    ("output", "summary", "fails"),
+    [
+        # Maven Surefire
+        (
+            "[INFO] Results:\n[ERROR] Tests run: 12, Failures: 2, Errors: 0, Skipped: 1\n"
+            "[INFO] BUILD FAILURE",
+            "Tests run: 12, Failures: 2, Errors: 0, Skipped: 1",
+            True,
+        ),
+        # PHPUnit
+        (
+            "FAILURES!\nTests: 30, Assertions: 71, Failures: 1.\n",
+            "Tests: 30, Assertions: 71, Failures: 1",
+            True,
+        ),
+        # Swift's XCTest
+        (
+            "Executed 14 tests, with 0 failures (0 unexpected) in 0.212 (0.215) seconds\n",
+            "14 tests, with 0 failures",
+            False,
+        ),
+        # vitest
+        (
+            " Test Files  1 failed | 3 passed (4)\n      Tests  2 failed | 40 passed (42)\n"
+            "   Start at  10:01:12\n",
+            "2 failed | 40 passed",
+            True,
+        ),
+        # ExUnit / RSpec style: a noun count, then a failure count
+        (
+            "Finished in 0.3 seconds\n21 tests, 0 failures, 2 excluded\n",
+            "21 tests, 0 failures, 2 excluded",
+            False,
+        ),
+        # mocha: the counts on lines of their own
+        (
+            "  7 passing (31ms)\n  2 failing\n\n  1) cart totals:\n     AssertionError: x\n",
+            "7 passing, 2 failing",
+            True,
+        ),
+    ],
+)
+def test_test_summaries_are_read_by_their_shape(output: str, summary: str, fails: bool) -> None:
+    found = signals.test_summary(output)
+    assert found is not None and summary in found
+    assert signals.summary_fails(found) is fails
+    assert (signals.outcome_of(output)[0] == "failed") is fails
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        " 3 files changed, 10 insertions(+), 2 deletions(-)\n",
+        "2026-11-03T10:00:01Z INFO batch done: 500 records in 3 batches\n",
+        "Step 3/7 : RUN make\n",
+    ],
+)
+def test_counts_that_are_not_a_test_run_are_not_read_as_one(output: str) -> None:
+    assert signals.test_summary(output) is None
+
+
+def test_a_checkers_verdict_fails_a_command_that_prints_no_exit_status() -> None:
+    # A type checker that ends on its count of errors, with `file:line: message` diagnostics.
+    output = (
+        "app/models/order.rb:41: Method `total` does not exist on `NilClass`\n"
+        "    41 |    order.total\n\nErrors: 1\n"
+    )
+    outcome, errors = signals.outcome_of(output)
+    assert outcome == "failed"
+    assert errors == ("app/models/order.rb:41: Method `total` does not exist on `NilClass`",)
+    assert signals.outcome_of("No errors! Great job.\n")[0] == "ok"
+    assert signals.outcome_of("Found 2 errors.\n")[0] == "failed"
+    assert signals.outcome_of("Errors: 0\n")[0] == "ok"
+
+
+def test_a_later_sentence_on_a_decision_is_kept_beside_it_without_a_cue() -> None:
+    # No reversal word: the sentence names the decision's subject and says something new.
+    decided = "I'll keep the user sessions in Memcached behind the login service."
+    again = (
+        "Thinking about Memcached sessions again: evictions under memory pressure would log "
+        "people out, so the login service writes sessions to Postgres now."
+    )
+    ledger = extract_ledger(
+        [
+            say("assistant", decided),
+            say("assistant", "Reading the handler."),
+            say("assistant", again),
+        ]
+    )
+    text = rendered(ledger)
+    assert f"- {decided} — later: {again}" in text
+    # In little room the latest word outlives the decision's own text.
+    small = rendered(ledger, 140)
+    assert "Postgres" in small
+    # And it reads back from the digest, so the next compaction keeps it.
+    parsed = parse_ledger(text)
+    assert parsed.state("decisions").decisions[0].later == again
+
+
+def test_a_message_that_speaks_of_a_decision_then_decides_anew_replaces_it() -> None:
+    plan = "My plan: compress each nightly archive with zstd at level 19."
+    ledger = extract_ledger(
+        [
+            say("assistant", plan),
+            say(
+                "assistant",
+                "Level 19 zstd on the nightly archive takes four minutes per batch. "
+                "I'll use lz4 for it, which keeps a batch under ten seconds.",
+            ),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    assert [d.text for d in decisions if d.superseded_by] == [plan]
+    standing = [d.text for d in decisions if not d.superseded_by]
+    assert standing == ["I'll use lz4 for it, which keeps a batch under ten seconds."]
+
+
+def test_a_decision_added_beside_one_does_not_replace_it() -> None:
+    decided = "I'll use a Redis cache with LRU eviction in front of the pricing service."
+    ledger = extract_ledger(
+        [
+            say("assistant", decided),
+            say(
+                "assistant",
+                "The Redis cache for pricing is in place with LRU eviction configured. "
+                "I'll also keep a counter of its hit rate on the metrics endpoint.",
+            ),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    assert decisions[0].text == decided
+    assert all(not d.superseded_by for d in decisions)

@@ -61,7 +61,14 @@ _ERROR_LINE = re.compile(
 _NO_ERROR = cue(r"(?:errors?|stderr)\s*:\s*(?:\(none\)|none|\(empty\)|n/a|null|0)?\s*$")
 # A compiler diagnostic without the word "error" (Go: `file.go:88:14: message`); read only
 # in the output of a command that failed.
-_DIAGNOSTIC = re.compile(r"^[^\s:]+\.\w+:\d+:\d+: \S.*$", re.MULTILINE)
+_DIAGNOSTIC = re.compile(r"^[^\s:]+\.\w+:\d+(?::\d+)?: \S.*$", re.MULTILINE)
+# A checker's closing verdict on a line of its own, for tools that print no exit status:
+# `Errors: 2`, `Found 3 errors.`, `1 error generated.`, `Build FAILED.`.
+_FAILED_VERDICT = cue(
+    r"^\s*(?:(?:found\s+)?[1-9]\d*\s+errors?(?:\(s\))?(?:\s+generated)?|errors?\s*:\s*[1-9]\d*"
+    r"|(?:build|compilation|check)\s+failed|failed)\s*[.!]?\s*$",
+    re.MULTILINE,
+)
 _ERROR_ANYWHERE = re.compile(r"command not found|No such file or directory|Permission denied")
 # Every error line contains one of these (lower-cased); finding them with `str.find` first
 # spares a regex over every line of large outputs.
@@ -109,7 +116,7 @@ _EXIT = cue(
 _EXIT_START = cue(r"exit|return")
 _TEST_SUMMARY = re.compile(
     r"\b(\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
-    r"(?:[,;]\s*\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|"
+    r"(?:\s*[,;|]\s*\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|"
     r"ignored|measured|filtered\s+out|total|todo|pending))*)"
     r"(?:\s+in\s+[\d.]+s)?",
     re.IGNORECASE,
@@ -124,6 +131,26 @@ _GOTESTSUM = re.compile(
     re.MULTILINE,
 )
 _TESTS_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
+# Any runner's summary, read by its shape: counts tied to outcome words, in either order
+# (`55 examples, 1 failure`, `Tests run: 42, Failures: 1`, `Failed: 1, Passed: 41`).
+_OUTCOME_WORDS = (
+    r"passed|passing|pass|succeeded|successful|ok|failed|failing|failures?|errors?|errored|"
+    r"broken|skipped|pending|ignored|excluded|incomplete|risky|todo|total|tests?|examples?|"
+    r"specs?|cases?|assertions?|scenarios?|steps?|checks?|suites?"
+)
+_COUNT = re.compile(
+    rf"\b(?P<n>\d+)\s+(?P<word>{_OUTCOME_WORDS})\b"
+    rf"|\b(?P<label>{_OUTCOME_WORDS})(?:\s+(?:run|ran|executed))?\s*[:=]\s*(?P<m>\d+)\b",
+    re.IGNORECASE,
+)
+_VERDICT_WORDS = re.compile(
+    r"^(?:pass|passed|passing|succeeded|successful|ok|fail|failed|failing|failures?|errors?|"
+    r"errored|broken)$",
+    re.IGNORECASE,
+)
+_FAILING_WORDS = re.compile(r"^(?:fail|failed|failing|failures?|errors?|errored|broken)$", re.I)
+# Counts that stand alone on their lines in some runners' summaries (mocha, tap reporters).
+_LONE_WORDS = re.compile(r"^(?:passing|failing|pending)$", re.IGNORECASE)
 _UNITTEST_RESULT = re.compile(r"^(OK|FAILED \([^)]*\))\s*$", re.MULTILINE)
 
 
@@ -200,7 +227,48 @@ def test_summary(text: str) -> str | None:
         result = _UNITTEST_RESULT.search(tail)
         outcome = result.group(1) if result else "no result line"
         return f"ran {ran.group(1)} tests: {outcome}"
-    return None
+    return _counted_summary(tail)
+
+
+def _counts(line: str) -> list[tuple[int, str, re.Match[str]]]:
+    """(count, word, match) of each outcome count in a line."""
+    out = []
+    for match in _COUNT.finditer(line):
+        if match["n"] is not None:
+            out.append((int(match["n"]), match["word"], match))
+        else:
+            out.append((int(match["m"]), match["label"], match))
+    return out
+
+
+def _counted_summary(tail: str) -> str | None:
+    """The last line that reads as a run's summary by its shape: two or more counts, one of
+    them an outcome (`55 examples, 1 failure`, `Tests run: 9, Failures: 0, Errors: 0`); or
+    lone outcome counts on lines of their own, read together (mocha's `41 passing` then
+    `1 failing`)."""
+    lone: list[str] = []
+    for line in reversed(tail.splitlines()[-60:]):
+        counts = _counts(line) if any(c.isdigit() for c in line) else []
+        verdicts = [c for c in counts if _VERDICT_WORDS.match(c[1])]
+        if len(counts) >= 2 and verdicts and not lone:
+            return line[counts[0][2].start() : counts[-1][2].end()].strip()
+        alone = (
+            len(counts) == 1
+            and _LONE_WORDS.match(counts[0][1])
+            and len(line.strip()) <= len(counts[0][2][0]) + 12
+        )
+        if alone:
+            lone.insert(0, counts[0][2][0])
+        elif lone and line.strip():
+            break
+    return ", ".join(lone) if lone else None
+
+
+def summary_fails(summary: str) -> bool:
+    """Whether a test summary (as `test_summary` returns it) counts a failure or an error."""
+    if re.search(r"\bFAILED\b", summary):
+        return True
+    return any(n > 0 and _FAILING_WORDS.match(word) for n, word, _m in _counts(summary))
 
 
 _STREAM_KEYS = ("stdout", "output", "result", "stderr", "error", "content", "message", "text")
@@ -241,19 +309,24 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
         # (a linter's "5 errors fixed", logged warnings) does not overrule a zero.
         if status == 0:
             return "ok", ()
-        return f"exit {status}", errors or tuple(m.group(0)[:200] for m in _diagnostics(text))
-    if summary and re.search(r"\b[1-9]\d*\s+(failed|failures?|errors?)\b", summary):
+        return f"exit {status}", errors or _diagnostics(text)
+    if summary and summary_fails(summary):
         return "failed", errors
+    if _FAILED_VERDICT.search(text[-2000:].lower()):
+        return "failed", errors or _diagnostics(text)
     if is_error or any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
     return "ok", ()
 
 
-def _diagnostics(text: str, limit: int = 3) -> Iterator[re.Match[str]]:
-    for n, match in enumerate(_DIAGNOSTIC.finditer(text)):
-        if n >= limit:
-            return
-        yield match
+def _diagnostics(text: str, limit: int = 3) -> tuple[str, ...]:
+    """The first `file:line[:col]: message` lines of a failed command's output."""
+    found: list[str] = []
+    for match in _DIAGNOSTIC.finditer(text):
+        if len(found) >= limit:
+            break
+        found.append(match.group(0)[:200])
+    return tuple(found)
 
 
 # --- file operations ----------------------------------------------------------------------
@@ -577,7 +650,7 @@ _VALUE_PATTERNS = (
     re.compile(
         r"\b(?:the\s+)?(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2})\s+"
         r"(?:should|must)\s+(?:now\s+)?be\s+"
-        r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|[\d.]+\s*[A-Za-z%]{0,10}|[A-Za-z_][\w.-]{0,40})",
+        r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|[\d.]+(?:\s*[A-Za-z%]{1,14}\b)?|[A-Za-z_][\w.-]{0,40})",
         re.IGNORECASE,
     ),
 )

@@ -13,8 +13,8 @@ Sections must never call a model, count tokens or read a wire format; determinis
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, TypeVar
 
 from compaction._textcache import text_cache
@@ -178,6 +178,26 @@ def _norm(value: str) -> str:
     return re.sub(r"\s+", " ", value.strip(" .`'\"").lower())
 
 
+# A number with its unit: `20 connections`, `1500ms`, `2.5 GiB`.
+_MEASURE = re.compile(r"\b(\d[\d.,]*)\s*([A-Za-z%]{1,14})\b")
+
+
+def _unit(value: str) -> str:
+    """The unit of a measured value, singular and lower case (`20 Connections` →
+    `connection`); empty for anything else."""
+    match = _MEASURE.fullmatch(value.strip(" .`'\""))
+    return match.group(2).lower().removesuffix("s") if match else ""
+
+
+def _measures_in(sentence: str, unit: str) -> list[str]:
+    """Values in `sentence` measured in `unit`, in order."""
+    return [
+        m.group(0)
+        for m in _MEASURE.finditer(sentence)
+        if m.group(2).lower().removesuffix("s") == unit
+    ]
+
+
 @dataclass
 class ValueRecord:
     value: str
@@ -239,6 +259,16 @@ class Values(Section[ValuesState]):
                 self._set(state, key, value, sentence)
                 settled.add(key)
         lowered = sentence.lower()
+        for key, record in list(state.values.items()):
+            if key in settled or key not in lowered or not (unit := _unit(record.value)):
+                continue
+            # The user names the value and gives a new one in its unit, however worded ("we
+            # need 20 connections for the redis pool; 5 was a guess"): the one not held before.
+            held = {_norm(v) for v in (record.value, *record.earlier)}
+            new = {_norm(v): v for v in _measures_in(sentence, unit) if _norm(v) not in held}
+            if len(new) == 1:
+                self._set(state, key, next(iter(new.values())), sentence)
+                settled.add(key)
         if not _CHANGE_CUE.search(lowered):
             return
         for key, record in state.values.items():
@@ -421,7 +451,7 @@ class Errors(Section[ErrorsState]):
 
     def observe(self, state: ErrorsState, event: Event, seq: int) -> None:
         if isinstance(event, CommandRan):
-            if event.outcome == "ok" or (event.tests and not _failing(event.tests)):
+            if event.outcome == "ok" or (event.tests and not signals.summary_fails(event.tests)):
                 tests = bool(event.tests) and _is_test_command(event.command)
                 self._resolve(
                     state, event.command, f"`{signals.clip(event.command, 80)}` passed", tests=tests
@@ -485,10 +515,6 @@ class TestsState:
     runs: dict[str, TestRecord] = field(default_factory=dict)  # command → record, latest last
 
 
-def _failing(summary: str) -> bool:
-    return bool(re.search(r"\b[1-9]\d*\s+(?:failed|errors?)\b|FAILED", summary))
-
-
 class Tests(Section[TestsState]):
     """The latest test outcome per command, and its first failure if fixed since."""
 
@@ -511,12 +537,16 @@ class Tests(Section[TestsState]):
         if record is None:
             record = TestRecord(summary, first_failure)
         else:
-            if _failing(record.latest) and not record.first_failure:
+            if signals.summary_fails(record.latest) and not record.first_failure:
                 record.first_failure = record.latest
             record.latest = summary
             if first_failure:
                 record.first_failure = first_failure
-        if not _failing(record.latest) and not record.first_failure and _failing(summary):
+        if (
+            not signals.summary_fails(record.latest)
+            and not record.first_failure
+            and signals.summary_fails(summary)
+        ):
             record.first_failure = summary
         state.runs[command] = record
 
@@ -669,6 +699,10 @@ _CALLED_WRONG = re.compile(
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
+# A decision that adds to what stands rather than replacing it: "I'll also …".
+_ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)\b")
+# Between a decision and the latest sentence that spoke of it (`Decision.later`).
+_LATER = " — later: "
 
 
 def _is_reversal(sentence: str) -> bool:
@@ -693,14 +727,29 @@ def _supersede(decisions: list[Decision], text: str) -> None:
     if not words:
         words, need = signals.significant_words(text) - _PLAN_WORDS, 2
     for d in decisions:
-        if not d.superseded_by and len(words & signals.significant_words(d.text)) >= need:
+        said = signals.significant_words(f"{d.text} {d.later}" if d.later else d.text)
+        if not d.superseded_by and len(words & said) >= need:
             d.superseded_by = text
+
+
+def _follows_up(sentence: str, decision: Decision) -> bool:
+    """Whether an assistant's later sentence, cued as nothing, speaks of a standing decision
+    and says something new of it ("Rethinking the lease: …, so the jobs get a table now"):
+    it names the decision's subject (two of its words) and adds two words of its own."""
+    words = signals.significant_words(sentence) - _PLAN_WORDS
+    if len(words) < 4:
+        return False
+    about = signals.significant_words(f"{decision.text} {decision.later}") - _PLAN_WORDS
+    return len(words & about) >= 2 and len(words - about) >= 2
 
 
 @dataclass
 class Decision:
     text: str
     superseded_by: str = ""
+    # The latest sentence that spoke of this decision without a cue the readers know: shown
+    # beside it as its latest word, since it may revise it.
+    later: str = ""
 
 
 @dataclass
@@ -733,19 +782,48 @@ class Decisions(Section[DecisionsState]):
             return
         found = signals.prose_signals(event.text)
         skip = False
-        for n, (sentence, _todo, _done, decision, _note) in enumerate(found):
+        spoken_of: Decision | None = None  # what this message said more of, uncued
+        for n, (sentence, todo, done, decision, _note) in enumerate(found):
             if skip:
                 skip = False
                 continue
             reversal = _is_reversal(sentence)
             if not (decision or reversal):
+                if not (todo or done or sentence.rstrip().endswith("?")):
+                    spoken_of, skip = self._follow_up(state, sentence, found[n + 1 : n + 2])
                 continue
             text = sentence
             if reversal and len(sentence) < 120 and n + 1 < len(found):
                 # "Scrap X." then "Switching to Y: …": one statement, what goes and what comes.
                 text = f"{sentence} {found[n + 1][0]}"
                 skip = True
-            self._add(state, signals.clip(text, 300), reversal=reversal)
+            text = signals.clip(text, 300)
+            if (
+                spoken_of is not None
+                and not spoken_of.superseded_by
+                and not _ADDING.search(text.lower())
+            ):
+                # "X does not hold up under load. I'll use Y." — the message spoke of X, then
+                # decided anew: the new decision replaces X, whatever the words.
+                spoken_of.superseded_by, spoken_of.later = text, ""
+            spoken_of = None
+            self._add(state, text, reversal=reversal)
+
+    @staticmethod
+    def _follow_up(
+        state: DecisionsState, sentence: str, after: Sequence[tuple[str, bool, bool, bool, bool]]
+    ) -> tuple[Decision | None, bool]:
+        """Note `sentence` as the latest word on the standing decision it speaks of, with the
+        sentence after it when that one is cued as nothing ("X does not hold up. Replacing it
+        with Y."): (that decision, or None; whether the next sentence was taken)."""
+        for d in reversed(state.decisions):
+            if d.superseded_by or not _follows_up(sentence, d):
+                continue
+            taken = bool(after) and not any(after[0][1:4]) and not _is_reversal(after[0][0])
+            text = f"{sentence} {after[0][0]}" if taken else sentence
+            d.later = signals.clip(text, 400)
+            return d, taken
+        return None, False
 
     @staticmethod
     def _add(state: DecisionsState, text: str, *, reversal: bool) -> None:
@@ -756,20 +834,22 @@ class Decisions(Section[DecisionsState]):
         state.decisions.append(Decision(text))
 
     def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
-        merged = DecisionsState([Decision(d.text, d.superseded_by) for d in earlier.decisions])
+        merged = DecisionsState([replace(d) for d in earlier.decisions])
         for d in later.decisions:
-            if any(m.text == d.text for m in merged.decisions):
+            if same := next((m for m in merged.decisions if m.text == d.text), None):
+                same.later = d.later or same.later
                 continue
             # A reversal in the later span replaces what the earlier one still held standing
             # (two summaries merged, as when a session is compacted again).
             if not d.superseded_by and _is_reversal(d.text):
                 _supersede(merged.decisions, d.text)
-            merged.decisions.append(Decision(d.text, d.superseded_by))
+            merged.decisions.append(replace(d))
         return merged
 
     def items(self, state: DecisionsState) -> list[Item]:
         out = []
         later = {d.text: d.superseded_by for d in state.decisions}
+        latest = {d.text: d.later for d in state.decisions if d.later}
         for rank, d in enumerate(state.decisions):
             if d.superseded_by:
                 # What stands now, at the end of the chain: naming a plan that was itself
@@ -778,9 +858,18 @@ class Decisions(Section[DecisionsState]):
                 while later.get(by) and by not in seen:
                     seen.add(by)
                     by = later[by]
-                by = signals.clip(by, 200)
+                # The standing one's latest word, where it has one, is what stands now.
+                by = signals.clip(latest.get(by) or by, 200)
                 full = f"- superseded (by: {by}): {d.text}"
                 out.append(Item(3, rank, _clip_forms(full, 500, 200)))
+            elif d.later:
+                # The latest word is what a reader must not lose: the decision shrinks first.
+                forms = (
+                    f"- {signals.clip(d.text, 300)}{_LATER}{signals.clip(d.later, 300)}",
+                    f"- {signals.clip(d.text, 120)}{_LATER}{signals.clip(d.later, 200)}",
+                    f"- {signals.clip(d.text, 60)}{_LATER}{signals.clip(d.later, 160)}",
+                )
+                out.append(Item(1, rank, _distinct(forms)))
             else:
                 out.append(Item(1, rank, _clip_forms(f"- {d.text}", 300, 160)))
         return out
@@ -791,7 +880,8 @@ class Decisions(Section[DecisionsState]):
         if m := self._SUPERSEDED.match(item):
             state.decisions.append(Decision(m.group(2), m.group(1)))
         else:
-            state.decisions.append(Decision(item))
+            text, _, later = item.partition(_LATER)
+            state.decisions.append(Decision(text, later=later))
 
 
 # -- to-dos --------------------------------------------------------------------------------
