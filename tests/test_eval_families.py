@@ -121,6 +121,18 @@ def test_each_family_speaks_its_agents_tools() -> None:
     assert cont["builtin_edit_existing_file"] == {"filepath", "changes"}
     assert "command" in cont["builtin_run_terminal_command"]
     assert cont["builtin_grep_search"] == {"query"}
+    zed = calls("zed-style")
+    assert set(zed) == {
+        "terminal", "read_file", "edit_file", "delete_path", "move_path", "grep",
+        "find_path", "list_directory", "diagnostics", "thinking",
+    }  # fmt: skip
+    assert zed["terminal"] == {"command", "cd"}
+    assert zed["read_file"] == {"path", "start_line", "end_line"}
+    assert zed["edit_file"] == {"display_description", "path", "mode"}
+    assert zed["move_path"] == {"source_path", "destination_path"}
+    assert zed["grep"] == {"regex", "include_pattern"} and zed["find_path"] == {"glob"}
+    assert zed["delete_path"] == zed["list_directory"] == zed["diagnostics"] == {"path"}
+    assert zed["thinking"] == {"content"}
 
 
 def _editor_commands(session: EvalSession) -> list[str]:
@@ -144,8 +156,75 @@ def test_goose_style_edits_views_writes_and_undoes_through_one_editor_tool() -> 
         assert "exit code" not in text.casefold()
 
 
+def _zed_calls(session: EvalSession) -> list[tuple[str, dict[str, object], str]]:
+    """(tool, arguments, result text) of every call in a Zed-style session."""
+    results = {
+        r.tool_call_id: r.text for m in session.conversation.messages for r in m.tool_results
+    }
+    return [
+        (call.name, json.loads(call.arguments), results[call.id])
+        for message in session.conversation.messages
+        for call in message.tool_calls
+    ]
+
+
+def test_zed_style_paths_start_at_the_worktree_root_and_edits_carry_no_text() -> None:
+    from compaction.eval.families.zed import ROOT_NAME
+
+    for session in sessions("zed-style"):
+        calls = _zed_calls(session)
+        modes = Counter()
+        for name, arguments, result in calls:
+            for key in ("path", "source_path", "destination_path"):
+                if key in arguments:
+                    assert str(arguments[key]).startswith(f"{ROOT_NAME}/"), (name, arguments)
+            if name == "terminal":
+                # The terminal runs in the root: its commands name paths below it.
+                assert arguments["cd"] == ROOT_NAME
+                assert f" {ROOT_NAME}/" not in f" {arguments['command']}"
+            if name == "edit_file":
+                # A second model writes the change: the call says what, the result shows it.
+                modes[arguments["mode"]] += 1
+                assert result.startswith(f"Edited {arguments['path']}:\n\n```diff\n")
+        assert set(modes) == {"edit", "create", "overwrite"}
+        failed = [(a["command"], r) for n, a, r in calls if n == "terminal" and "failed" in r[:80]]
+        assert {command for command, _ in failed} == {"mix compile", "mix test"}
+        for command, result in failed:
+            code = 2 if command == "mix test" else 1
+            assert result.startswith(f'Command "{command}" failed with exit code {code}.')
+        text = conversation_text(session.conversation)
+        assert "** (CompileError)" in text and "Finished in 0.4 seconds" in text
+
+
+def test_zed_style_shares_no_tool_shape_with_another_family() -> None:
+    # Real agents share names (`read_file`, `edit_file`); what their calls carry differs.
+    def shapes(family: str) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for session in sessions(family):
+            for message in session.conversation.messages:
+                for call in message.tool_calls:
+                    found.setdefault(call.name, set()).update(json.loads(call.arguments))
+        return found
+
+    zed = shapes("zed-style")
+    for family in FAMILIES:
+        if family != "zed-style":
+            theirs = shapes(family)
+            for name in set(zed) & set(theirs):
+                assert zed[name] != theirs[name], (family, name)
+
+
+def test_zed_style_values_never_hide_inside_each_other() -> None:
+    # A stale value inside a later one ("2 hours" in "12 hours") would read as current.
+    from compaction.eval.families.zed import ZedVoice
+
+    for _, *values in ZedVoice.settings:
+        for value in values:
+            assert [v for v in values if value in v] == [value], values
+
+
 #: Families that tell the story's second-thoughts variant.
-VARIANT = ("gemini-style", "goose-style", "continue-style")
+VARIANT = ("gemini-style", "goose-style", "continue-style", "zed-style")
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
 _CHECKLIST_LINE = re.compile(r"^- (done|working on|still to do|dropped): (.+)$")
@@ -155,15 +234,37 @@ _CHECKLIST_STATUS = {
     "still to do": "pending",
     "dropped": "cancelled",
 }
+#: Zed's plan steps, as its assistant numbers them in its own messages.
+_PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
+
+
+def _plan_status(done: str | None, marker: str | None) -> str:
+    if done:
+        return "completed"
+    return {" ← now": "in_progress", " (no longer needed)": "cancelled"}.get(
+        marker or "", "pending"
+    )
 
 
 def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
-    `write_todos` items, Goose's `todo__write` Markdown checklist or Continue's checklist
-    message read back."""
+    `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
+    message or Zed's numbered plan read back."""
+    from compaction.eval.families.zed import PLAN_OPENERS
+
     lists = []
     for message in session.conversation.messages:
         text = message.text if message.role == "assistant" else ""
+        if text.startswith(PLAN_OPENERS):
+            steps = [_PLAN_STEP.match(line) for line in text.splitlines()[1:] if line]
+            assert all(steps), text
+            lists.append(
+                [
+                    {"description": m.group(3), "status": _plan_status(m.group(1), m.group(5))}
+                    for m in steps
+                    if m
+                ]
+            )
         if "Checklist for this fix:" in text:
             lines = [_CHECKLIST_LINE.match(line) for line in text.splitlines()]
             lists.append(
@@ -226,7 +327,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
             assert "cancelled" not in conversation_text(session.conversation)
 
 
-@pytest.mark.parametrize("family", ["gemini-style", "goose-style", "continue-style"])
+@pytest.mark.parametrize("family", ["gemini-style", "goose-style", "continue-style", "zed-style"])
 def test_a_new_familys_wording_is_its_own(family: str) -> None:
     # Families written after the digest was tuned share no phrasing with any other voice.
     from compaction.eval.families import _VOICES

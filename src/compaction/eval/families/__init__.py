@@ -22,6 +22,7 @@ from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.story import tell
+from compaction.eval.families.zed import ZedVoice
 from compaction.eval.sessions import EvalSession
 
 __all__ = ["FAMILIES", "ProbeLeakError", "family_sessions"]
@@ -34,6 +35,7 @@ _VOICES: tuple[type[Voice], ...] = (
     GeminiVoice,
     GooseVoice,
     ContinueVoice,
+    ZedVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -319,6 +319,16 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "}",
                 "",
             ]
+        elif lang == "ex":
+            out += [
+                f"  def {name}({a}, {b} \\\\ nil) do",
+                f"    {b} = {b} || load_{a}()",
+                f"    {a}",
+                f"    |> Enum.filter(&(&1.{b}_id == {b}.id))",
+                f"    |> Enum.sort_by(& &1.{rng.choice(_WORDS)})",
+                "  end",
+                "",
+            ]
         elif lang == "rb":
             out += [
                 f"def {name}({a}, {b} = nil)",
