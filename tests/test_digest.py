@@ -833,3 +833,42 @@ def test_a_decision_added_beside_one_does_not_replace_it() -> None:
     decisions = ledger.state("decisions").decisions
     assert decisions[0].text == decided
     assert all(not d.superseded_by for d in decisions)
+
+
+def test_the_latest_word_on_a_subject_the_assistant_came_back_to_is_kept_without_cues() -> None:
+    first = "Sessions sit in a sqlite file beside the worker binary for a start."
+    last = (
+        "That sqlite file beside the worker binary locks up under parallel writers. "
+        "Sessions go into a Redis hash keyed by tenant from here."
+    )
+    ledger = extract_ledger(
+        [
+            say("assistant", first),
+            say("assistant", "Reading the handler."),
+            say("assistant", "Tenant quotas look fine in the handler code paths."),
+            say("assistant", last),
+        ]
+    )
+    text = rendered(ledger)
+    assert "## What the assistant said last on subjects it came back to" in text
+    assert f"- {last}" in text
+    # A subject spoken of once is not a subject the assistant came back to.
+    assert "Tenant quotas look fine" not in text.split("came back to")[1]
+    # Read back, it stays the latest word, and a later word on it replaces it.
+    later = "Redis hash keyed by tenant needs a TTL per session so idle tenants age out."
+    builder = LedgerBuilder()
+    builder.add(summary_message(render(ledger), ledger.messages))
+    builder.add(say("assistant", later))
+    again = rendered(builder.snapshot()).split("came back to")[1]
+    assert f"- {later}" in again and last not in again
+
+
+def test_a_line_two_sections_hold_is_shown_once() -> None:
+    said = "Set: the p95 of the staging run is 412 ms with 2 replicas of the gateway."
+    ledger = extract_ledger(
+        [
+            say("assistant", "The staging run of the gateway with 2 replicas is going."),
+            say("assistant", said),
+        ]
+    )
+    assert rendered(ledger).count(said) == 1

@@ -591,6 +591,11 @@ def _is_note(sentence: str, lowered: str) -> bool:
     return any(v not in _NOT_IDENTIFIERS for v in _identifier_tokens(sentence))
 
 
+def is_navigation(text: str) -> bool:
+    """Whether prose only says where the agent looks next ("Let me open the tests.")."""
+    return _NAVIGATION.match(text.strip().lower()) is not None and len(sentences(text)) <= 1
+
+
 def is_decision(sentence: str) -> bool:
     return _is_decision(sentence.lower())
 

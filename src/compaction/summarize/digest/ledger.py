@@ -128,6 +128,16 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
         for si, items in enumerate(per_section)
         for ii, item in enumerate(items)
     )
+    # A line two sections both hold (a note that is also a subject's latest word) is shown
+    # once, where it ranks first.
+    shown: set[str] = set()
+    unique = []
+    for o in order:
+        line = per_section[o[2]][o[3]].forms[0]
+        if line not in shown:
+            shown.add(line)
+            unique.append(o)
+    order = unique
     # The must-haves (tiers 0 to 2) first in their shortest forms, then grown; then each
     # lower tier the same way: breadth before depth, importance before both.
     phases = [(0, 1, 2), (3,)]

@@ -1064,6 +1064,88 @@ class Notes(Section[NotesState]):
         self._add(state, 2, len(state.notes), item)
 
 
+@dataclass
+class Thread:
+    """A subject the assistant spoke of: the words it was named by, and the latest thing the
+    assistant said of it."""
+
+    words: frozenset[str]
+    latest: str
+    seq: float
+    said: int = 1
+
+
+#: The subjects a digest follows at once; the least recently spoken of goes first.
+MAX_THREADS = 64
+#: Prose this long or shorter is one statement; a longer message is read by the sentence.
+_STATEMENT_CHARS = 400
+
+
+def _statements(text: str) -> list[str]:
+    """The statements of an assistant's prose: a short message whole (its sentences lean on
+    each other: "X runs aground too. The queue lands on Y instead."), a long one by sentence."""
+    prose = " ".join(text.split())
+    if len(prose) <= _STATEMENT_CHARS:
+        return [prose] if prose else []
+    return [s for s in signals.sentences(text) if len(s) <= _STATEMENT_CHARS]
+
+
+@dataclass
+class SubjectsState:
+    threads: list[Thread] = field(default_factory=list)  # least recently spoken of first
+
+
+class Subjects(Section[SubjectsState]):
+    """Subjects the assistant came back to, each with the latest thing it said of them,
+    found by the words they share and not by any cue: a plan revised in words no reader
+    knows ("I've hit a wall with X … the queue lands on Y") still ends on what stands."""
+
+    name = "subjects"
+    events = (AssistantSaid,)
+    heading = "## What the assistant said last on subjects it came back to"
+
+    def new(self) -> SubjectsState:
+        return SubjectsState()
+
+    @staticmethod
+    def _follow(state: SubjectsState, statement: str, seq: float, said: int = 1) -> None:
+        """Follow `statement` under the subject it returns to — two of that subject's words
+        and two of its own — or start a subject of its own."""
+        words = signals.significant_words(statement) - _PLAN_WORDS
+        if len(words) < 4 or statement.rstrip().endswith("?"):
+            return
+        for i in range(len(state.threads) - 1, -1, -1):
+            thread = state.threads[i]
+            if len(words & thread.words) >= 2 and len(words - thread.words) >= 2:
+                del state.threads[i]
+                state.threads.append(Thread(words, statement, seq, thread.said + said))
+                return
+        state.threads.append(Thread(words, statement, seq, said))
+        del state.threads[:-MAX_THREADS]
+
+    def observe(self, state: SubjectsState, event: Event, seq: int) -> None:
+        if isinstance(event, AssistantSaid) and not signals.is_navigation(event.text):
+            for statement in _statements(event.text):
+                self._follow(state, statement, seq)
+
+    def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
+        merged = SubjectsState(list(earlier.threads))
+        for thread in later.threads:
+            self._follow(merged, thread.latest, thread.seq, thread.said)
+        return merged
+
+    def items(self, state: SubjectsState) -> list[Item]:
+        return [
+            Item(3, thread.seq, _clip_forms(f"- {thread.latest}", 400, 200, 120))
+            for thread in state.threads
+            if thread.said >= 2
+        ]
+
+    def parse(self, state: SubjectsState, item: str) -> None:
+        # Shown, so spoken of at least twice; its order in the digest is its recency.
+        self._follow(state, item, -1e6 + len(state.threads), said=2)
+
+
 # -- images -----------------------------------------------------------------------------------
 
 
@@ -1195,6 +1277,7 @@ def default_sections(user_chars: int = 1200) -> tuple[Section[Any], ...]:
         Todos(),
         Commands(),
         Notes(),
+        Subjects(),
         Images(),
         Identifiers(),
     )
