@@ -7,6 +7,7 @@ import json
 import re
 from collections import Counter
 from functools import cache
+from typing import Any
 
 import pytest
 
@@ -121,6 +122,22 @@ def test_each_family_speaks_its_agents_tools() -> None:
     assert cont["builtin_edit_existing_file"] == {"filepath", "changes"}
     assert "command" in cont["builtin_run_terminal_command"]
     assert cont["builtin_grep_search"] == {"query"}
+    cursor = calls("cursor-style")
+    tools = {"run_terminal_cmd", "read_file", "edit_file", "delete_file", "todo_write"}
+    assert tools <= set(cursor) and set(cursor) <= tools | {
+        "reapply",
+        "grep_search",
+        "file_search",
+        "list_dir",
+    }
+    assert cursor["run_terminal_cmd"] == {"command", "is_background", "explanation"}
+    assert {"target_file", "should_read_entire_file", "start_line_one_indexed"} <= cursor[
+        "read_file"
+    ]
+    assert "end_line_one_indexed_inclusive" in cursor["read_file"]
+    assert cursor["edit_file"] == {"target_file", "instructions", "code_edit"}
+    assert cursor["delete_file"] == {"target_file", "explanation"}
+    assert cursor["todo_write"] == {"merge", "todos"}
     zed = calls("zed-style")
     assert set(zed) == {
         "terminal", "read_file", "edit_file", "delete_path", "move_path", "grep",
@@ -223,8 +240,69 @@ def test_zed_style_values_never_hide_inside_each_other() -> None:
             assert [v for v in values if value in v] == [value], values
 
 
+def _calls(session: EvalSession, name: str) -> list[tuple[dict[str, Any], str]]:
+    """(arguments, result text) of every call to tool `name`."""
+    results = {
+        r.tool_call_id: r.text for m in session.conversation.messages for r in m.tool_results
+    }
+    return [
+        (json.loads(call.arguments), results[call.id])
+        for message in session.conversation.messages
+        for call in message.tool_calls
+        if call.name == name
+    ]
+
+
+def test_cursor_style_speaks_cursors_tool_results() -> None:
+    for session in sessions("cursor-style"):
+        # Every user message arrives in Cursor's <user_query> tags.
+        users = [m.text for m in session.conversation.messages if m.role == "user"]
+        assert users and all(u.startswith("<user_query>\n") for u in users)
+        # The terminal tool reports the exit status; the failing build and tests show it.
+        runs = _calls(session, "run_terminal_cmd")
+        assert all(r.startswith("Exit code: ") and "Command completed." in r for _, r in runs)
+        builds = [r for a, r in runs if a["command"].startswith("dotnet build")]
+        assert len(builds) == 2 and "Exit code: 1" in builds[0] and "Build FAILED." in builds[0]
+        assert "Exit code: 0" in builds[1] and "Build succeeded." in builds[1]
+        assert "error CS7036:" in builds[0]
+        tests = [r for a, r in runs if a["command"].startswith("dotnet test")]
+        assert len(tests) == 2 and all("Failed!  - Failed:" in r for r in tests)
+        assert all(a["is_background"] is False for a, _ in runs)
+        # Edits are sketches with Cursor's marker; a new file is its whole text.
+        edits = _calls(session, "edit_file")
+        sketches = [a for a, _ in edits if a["code_edit"].startswith("// ... existing code ...")]
+        assert len(sketches) == 4 and len(edits) == 6
+        assert all(r.startswith("The apply model made the following changes") for _, r in edits)
+        # The one edit applied wrong is re-applied, and only that one.
+        [(again, _)] = _calls(session, "reapply")
+        assert again["target_file"] in {a["target_file"] for a in sketches}
+        [(gone, _)] = _calls(session, "delete_file")
+        assert gone["target_file"].endswith(".cs")
+
+
+def test_cursor_style_merges_todos_by_id_and_restates_the_list() -> None:
+    for session in sessions("cursor-style"):
+        writes = _calls(session, "todo_write")
+        assert [a["merge"] for a, _ in writes] == [False, True, True]
+        first = writes[0][0]["todos"]
+        assert all(set(item) == {"id", "content", "status"} for item in first)
+        for arguments, _ in writes[1:]:
+            # Only what changed, by id: never the whole list again.
+            assert 0 < len(arguments["todos"]) < len(first)
+            known = {item["id"] for item in first}
+            for item in arguments["todos"]:
+                assert ("content" in item) == (item["id"] not in known)
+        # The result restates the merged list, which `_todo_lists` rebuilds on its own.
+        _, last = writes[-1]
+        listed = json.loads(last.split("contents of your TODO list:\n", 1)[1])
+        rebuilt = _todo_lists(session)[-1]
+        assert [(i["content"], i["status"]) for i in listed] == [
+            (i["description"], i["status"]) for i in rebuilt
+        ]
+
+
 #: Families that tell the story's second-thoughts variant.
-VARIANT = ("gemini-style", "goose-style", "continue-style", "zed-style")
+VARIANT = ("gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style")
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
 _CHECKLIST_LINE = re.compile(r"^- (done|working on|still to do|dropped): (.+)$")
@@ -249,10 +327,11 @@ def _plan_status(done: str | None, marker: str | None) -> str:
 def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
     `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
-    message or Zed's numbered plan read back."""
+    message, Zed's numbered plan read back, or Cursor's `todo_write` items merged by id."""
     from compaction.eval.families.zed import PLAN_OPENERS
 
     lists = []
+    merged: dict[str, dict[str, str]] = {}
     for message in session.conversation.messages:
         text = message.text if message.role == "assistant" else ""
         if text.startswith(PLAN_OPENERS):
@@ -278,6 +357,14 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
             arguments = json.loads(call.arguments)
             if call.name == "write_todos":
                 lists.append(arguments["todos"])
+            elif call.name == "todo_write":
+                if not arguments["merge"]:
+                    merged = {}
+                for item in arguments["todos"]:
+                    merged.setdefault(item["id"], {}).update(item)
+                lists.append(
+                    [{"description": i["content"], "status": i["status"]} for i in merged.values()]
+                )
             elif call.name == "todo__write":
                 items = []
                 for line in arguments["content"].splitlines():
@@ -327,7 +414,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
             assert "cancelled" not in conversation_text(session.conversation)
 
 
-@pytest.mark.parametrize("family", ["gemini-style", "goose-style", "continue-style", "zed-style"])
+@pytest.mark.parametrize("family", VARIANT)
 def test_a_new_familys_wording_is_its_own(family: str) -> None:
     # Families written after the digest was tuned share no phrasing with any other voice.
     from compaction.eval.families import _VOICES

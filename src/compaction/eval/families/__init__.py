@@ -18,6 +18,7 @@ from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
 from compaction.eval.families.continue_dev import ContinueVoice
+from compaction.eval.families.cursor import CursorVoice
 from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.openhands import OpenHandsVoice
@@ -36,6 +37,7 @@ _VOICES: tuple[type[Voice], ...] = (
     GooseVoice,
     ContinueVoice,
     ZedVoice,
+    CursorVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

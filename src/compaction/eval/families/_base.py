@@ -337,6 +337,16 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "end",
                 "",
             ]
+        elif lang == "cs":
+            out += [
+                f"public IReadOnlyList<string> {camel(name)}({a.title()} {a}, string? {b} = null)",
+                "{",
+                f'    {b} ??= "{rng.choice(_WORDS)}";',
+                f"    return {a}.Items.Where(x => x.{b.title()} == {b})"
+                ".Select(x => x.Id).ToList();",
+                "}",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
