@@ -850,17 +850,35 @@ def test_the_latest_word_on_a_subject_the_assistant_came_back_to_is_kept_without
         ]
     )
     text = rendered(ledger)
-    assert "## What the assistant said last on subjects it came back to" in text
-    assert f"- {last}" in text
-    # A subject spoken of once is not a subject the assistant came back to.
-    assert "Tenant quotas look fine" not in text.split("came back to")[1]
+    assert "## What the assistant said last, by subject" in text
+    assert f"- {last}" in text and first not in text
     # Read back, it stays the latest word, and a later word on it replaces it.
     later = "Redis hash keyed by tenant needs a TTL per session so idle tenants age out."
     builder = LedgerBuilder()
     builder.add(summary_message(render(ledger), ledger.messages))
     builder.add(say("assistant", later))
-    again = rendered(builder.snapshot()).split("came back to")[1]
+    again = rendered(builder.snapshot()).split("by subject")[1]
     assert f"- {later}" in again and last not in again
+
+
+def test_a_subject_spoken_of_once_goes_last_but_is_kept_for_a_later_word_to_find() -> None:
+    plan = "Uploads stream through a tus server on the edge nodes for a start."
+    other = "Billing exports look fine in the nightly job's output."
+    ledger = extract_ledger([say("assistant", plan), say("assistant", other)])
+    lines = render(ledger)
+    # Spoken of once: shown only in room nothing else wants.
+    assert f"- {plan}" in lines
+    section = ledger.section("subjects")
+    assert [i.tier for i in section.items(ledger.state("subjects"))] == [4, 4]
+    # A digest that kept it lets the next compaction follow the subject: after being read
+    # back, a revision in words no reader knows is shown as the subject's latest word.
+    builder = LedgerBuilder()
+    builder.add(summary_message(lines, ledger.messages))
+    revision = (
+        "The tus server on the edge nodes drops resumable uploads; uploads go to S3 multipart."
+    )
+    builder.add(say("assistant", revision))
+    assert f"- {revision}" in rendered(builder.snapshot())
 
 
 def test_a_line_two_sections_hold_is_shown_once() -> None:

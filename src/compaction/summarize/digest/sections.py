@@ -1102,7 +1102,7 @@ class Subjects(Section[SubjectsState]):
 
     name = "subjects"
     events = (AssistantSaid,)
-    heading = "## What the assistant said last on subjects it came back to"
+    heading = "## What the assistant said last, by subject"
 
     def new(self) -> SubjectsState:
         return SubjectsState()
@@ -1135,10 +1135,15 @@ class Subjects(Section[SubjectsState]):
         return merged
 
     def items(self, state: SubjectsState) -> list[Item]:
+        # A subject spoken of once is kept only in room nothing else wants: it is what a
+        # later word on it threads onto after this digest is read back.
         return [
-            Item(3, thread.seq, _clip_forms(f"- {thread.latest}", 400, 200, 120))
+            Item(
+                3 if thread.said >= 2 else 4,
+                thread.seq,
+                _clip_forms(f"- {thread.latest}", 400, 200, 120),
+            )
             for thread in state.threads
-            if thread.said >= 2
         ]
 
     def parse(self, state: SubjectsState, item: str) -> None:
