@@ -890,3 +890,39 @@ def test_a_line_two_sections_hold_is_shown_once() -> None:
         ]
     )
     assert rendered(ledger).count(said) == 1
+
+
+@pytest.mark.parametrize(
+    ("output", "failed"),
+    [
+        (
+            "  1) test drains the queue (Relay.QueueTest)\n     test/queue_test.exs:14\n"
+            "     Assertion with == failed\n\nFinished in 0.2 seconds\n9 tests, 1 failure\n",
+            "1) test drains the queue (Relay.QueueTest)",
+        ),
+        (
+            "Failures:\n\n  1) Cart totals rounds half up\n     Failure/Error: expect(x).to eq(3)\n"
+            "\n12 examples, 1 failure\n",
+            "1) Cart totals rounds half up",
+        ),
+        (
+            "  Failed Shop.Tests.CartTests.RoundsHalfUp [14 ms]\n  Error Message:\n   Assert.Equal()\n"
+            "Failed!  - Failed:     1, Passed:    11, Skipped:     0, Total:    12\n",
+            "Failed Shop.Tests.CartTests.RoundsHalfUp [14 ms]",
+        ),
+    ],
+)
+def test_a_failing_runs_list_of_failed_tests_is_read_by_its_shape(output: str, failed: str) -> None:
+    outcome, errors = signals.outcome_of(output)
+    assert outcome == "failed"
+    assert errors[0] == failed
+    # A passing run's numbered lines (a listing, a plan) are not failures.
+    assert signals.outcome_of("1) build the image\n2) push it\n3 tests, 0 failures\n") == ("ok", ())
+
+
+def test_a_run_that_exits_non_zero_names_the_tests_it_lists_as_failed() -> None:
+    output = (
+        "  1) test drains the queue (Relay.QueueTest)\n     Assertion with == failed\n"
+        "9 tests, 1 failure\nexit code 2"
+    )
+    assert signals.outcome_of(output) == ("exit 2", ("1) test drains the queue (Relay.QueueTest)",))

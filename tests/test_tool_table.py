@@ -1185,3 +1185,23 @@ def test_todo_id_in_result() -> None:
     assert todo_id_in_result("TaskCreate", "Task #12 created successfully: Fix it") == "12"
     assert todo_id_in_result("TaskCreate", "No tasks found") is None
     assert todo_id_in_result("TaskUpdate", "Task #12 created successfully: Fix it") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        # Another agent's `read_file` names its file `target_file`; `write_file` takes `file`.
+        (
+            "read_file",
+            {"target_file": "src/App/Cart.cs", "start_line": 1},
+            file("src/App/Cart.cs", "read"),
+        ),
+        ("write_file", {"file": "notes/plan.md", "content": "x"}, file("notes/plan.md", "written")),
+    ],
+)
+def test_a_known_tool_name_with_other_argument_names_still_names_its_file(
+    name: str, arguments: dict[str, object], expected: Action
+) -> None:
+    assert actions_of_call(name, arguments) == (expected,)
+    # Nothing that looks like a path: nothing made up.
+    assert actions_of_call(name, {"target_file": "not a path at all"}) == ()

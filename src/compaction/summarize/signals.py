@@ -309,14 +309,41 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
         # (a linter's "5 errors fixed", logged warnings) does not overrule a zero.
         if status == 0:
             return "ok", ()
-        return f"exit {status}", errors or _diagnostics(text)
-    if summary and summary_fails(summary):
-        return "failed", errors
-    if _FAILED_VERDICT.search(text[-2000:].lower()):
-        return "failed", errors or _diagnostics(text)
+        return f"exit {status}", _why_failed(text, errors)
+    if (summary and summary_fails(summary)) or _FAILED_VERDICT.search(text[-2000:].lower()):
+        return "failed", _why_failed(text, errors)
     if is_error or any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
     return "ok", ()
+
+
+# How runners list the tests that failed, by shape: a numbered list of failures (ExUnit,
+# RSpec, mocha, PHPUnit, Minitest: `  1) test retries (App.SchedulerTest)`) or VSTest's
+# `  Failed App.Tests.Retries [12 ms]`.
+_FAILED_TEST = re.compile(
+    r"^\s{0,6}(?:\d{1,3}\)\s+\S.{2,160}|Failed\s+[\w.+<>`,\[\]-]+\s+\[[\d.,]+\s*m?s\])\s*$",
+    re.MULTILINE,
+)
+
+
+def _why_failed(text: str, errors: tuple[str, ...]) -> tuple[str, ...]:
+    """What a failed command's output says failed: the tests its runner lists as failed,
+    then its error lines, or else its `file:line: message` diagnostics."""
+    failures = _failed_tests(text)
+    rest = errors or _diagnostics(text)
+    return (*failures, *(e for e in rest if e not in failures))[:5]
+
+
+def _failed_tests(text: str, limit: int = 3) -> tuple[str, ...]:
+    """The first tests a failing run lists as failed, by the shape of its list."""
+    found: list[str] = []
+    for match in _FAILED_TEST.finditer(text):
+        line = match.group(0).strip().rstrip(":")
+        if line not in found:
+            found.append(line[:200])
+        if len(found) >= limit:
+            break
+    return tuple(found)
 
 
 def _diagnostics(text: str, limit: int = 3) -> tuple[str, ...]:
