@@ -906,7 +906,8 @@ def test_a_line_two_sections_hold_is_shown_once() -> None:
             "1) Cart totals rounds half up",
         ),
         (
-            "  Failed Shop.Tests.CartTests.RoundsHalfUp [14 ms]\n  Error Message:\n   Assert.Equal()\n"
+            "  Failed Shop.Tests.CartTests.RoundsHalfUp [14 ms]\n  Error Message:\n"
+            "   Assert.Equal()\n"
             "Failed!  - Failed:     1, Passed:    11, Skipped:     0, Total:    12\n",
             "Failed Shop.Tests.CartTests.RoundsHalfUp [14 ms]",
         ),
