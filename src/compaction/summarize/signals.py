@@ -24,7 +24,7 @@ def cue(pattern: str, flags: int = 0) -> re.Pattern[str]:
     `text.lower()`). CPython's `re` skips ahead to a pattern's possible first characters only
     when it is case-sensitive: with IGNORECASE the prose readers ran 4–6× slower. The
     pattern must therefore be written in lower case (escapes such as `\\S` aside)."""
-    if re.search(r"(?<!\\)[A-Z]", pattern):
+    if re.search(r"(?<!\\)(?<!\(\?)[A-Z]", pattern):  # `(?P<name>` aside
         raise ValueError(f"a cue pattern must be lower case: {pattern[:60]!r}")
     return re.compile(pattern, flags)
 
@@ -65,9 +65,8 @@ _DIAGNOSTIC = re.compile(r"^[^\s:]+\.\w+:\d+(?::\d+)?: \S.*$", re.MULTILINE)
 # A checker's closing verdict on a line of its own, for tools that print no exit status:
 # `Errors: 2`, `Found 3 errors.`, `1 error generated.`, `Build FAILED.`.
 _FAILED_VERDICT = cue(
-    r"^\s*(?:(?:found\s+)?[1-9]\d*\s+errors?(?:\(s\))?(?:\s+generated)?|errors?\s*:\s*[1-9]\d*"
-    r"|(?:build|compilation|check)\s+failed|failed)\s*[.!]?\s*$",
-    re.MULTILINE,
+    r"(?:(?:found\s+)?[1-9]\d*\s+errors?(?:\(s\))?(?:\s+generated)?|errors?\s*:\s*[1-9]\d*"
+    r"|(?:build|compilation|check)\s+failed|failed)\s*[.!]?"
 )
 _ERROR_ANYWHERE = re.compile(r"command not found|No such file or directory|Permission denied")
 # Every error line contains one of these (lower-cased); finding them with `str.find` first
@@ -138,19 +137,37 @@ _OUTCOME_WORDS = (
     r"broken|skipped|pending|ignored|excluded|incomplete|risky|todo|total|tests?|examples?|"
     r"specs?|cases?|assertions?|scenarios?|steps?|checks?|suites?"
 )
-_COUNT = re.compile(
+# Searched in lower-cased text (`cue`): outputs are large and most lines hold digits.
+_COUNT = cue(
     rf"\b(?P<n>\d+)\s+(?P<word>{_OUTCOME_WORDS})\b"
-    rf"|\b(?P<label>{_OUTCOME_WORDS})(?:\s+(?:run|ran|executed))?\s*[:=]\s*(?P<m>\d+)\b",
-    re.IGNORECASE,
+    rf"|\b(?P<label>{_OUTCOME_WORDS})(?:\s+(?:run|ran|executed))?\s*[:=]\s*(?P<m>\d+)\b"
 )
-_VERDICT_WORDS = re.compile(
-    r"^(?:pass|passed|passing|succeeded|successful|ok|fail|failed|failing|failures?|errors?|"
-    r"errored|broken)$",
-    re.IGNORECASE,
+_VERDICT_WORDS = frozenset(
+    [
+        "pass",
+        "passed",
+        "passing",
+        "succeeded",
+        "successful",
+        "ok",
+        "fail",
+        "failed",
+        "failing",
+        "failure",
+        "failures",
+        "error",
+        "errors",
+        "errored",
+        "broken",
+    ]
 )
-_FAILING_WORDS = re.compile(r"^(?:fail|failed|failing|failures?|errors?|errored|broken)$", re.I)
+_FAILING_WORDS = frozenset(
+    ["fail", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken"]
+)
+# One of these is in every summary `_counted_summary` reads (a `str.find` spares the regex).
+_VERDICT_HINTS = ("pass", "fail", "error", "succe", "broken", " ok", "pending")
 # Counts that stand alone on their lines in some runners' summaries (mocha, tap reporters).
-_LONE_WORDS = re.compile(r"^(?:passing|failing|pending)$", re.IGNORECASE)
+_LONE_WORDS = frozenset({"passing", "failing", "pending"})
 _UNITTEST_RESULT = re.compile(r"^(OK|FAILED \([^)]*\))\s*$", re.MULTILINE)
 
 
@@ -230,10 +247,19 @@ def test_summary(text: str) -> str | None:
     return _counted_summary(tail)
 
 
-def _counts(line: str) -> list[tuple[int, str, re.Match[str]]]:
-    """(count, word, match) of each outcome count in a line."""
+def _lowered(text: str) -> str:
+    """`text` in lower case, one character for each of its characters (non-ASCII ones become
+    `?`), so that offsets found in it hold in `text`."""
+    lowered = text.lower()
+    return (
+        lowered if len(lowered) == len(text) else text.encode("ascii", "replace").decode().lower()
+    )
+
+
+def _counts(lowered: str) -> list[tuple[int, str, re.Match[str]]]:
+    """(count, outcome word, match) of each outcome count in lower-cased text."""
     out = []
-    for match in _COUNT.finditer(line):
+    for match in _COUNT.finditer(lowered):
         if match["n"] is not None:
             out.append((int(match["n"]), match["word"], match))
         else:
@@ -245,30 +271,44 @@ def _counted_summary(tail: str) -> str | None:
     """The last line that reads as a run's summary by its shape: two or more counts, one of
     them an outcome (`55 examples, 1 failure`, `Tests run: 9, Failures: 0, Errors: 0`); or
     lone outcome counts on lines of their own, read together (mocha's `41 passing` then
-    `1 failing`)."""
-    lone: list[str] = []
-    for line in reversed(tail.splitlines()[-60:]):
-        counts = _counts(line) if any(c.isdigit() for c in line) else []
-        verdicts = [c for c in counts if _VERDICT_WORDS.match(c[1])]
-        if len(counts) >= 2 and verdicts and not lone:
-            return line[counts[0][2].start() : counts[-1][2].end()].strip()
-        alone = (
+    `1 failing`). Only lines holding an outcome word are read (found with `str.find`)."""
+    lowered = _lowered(tail)
+    starts: set[int] = set()
+    for hint in _VERDICT_HINTS:
+        position = lowered.find(hint)
+        while position != -1:
+            starts.add(lowered.rfind("\n", 0, position) + 1)
+            following = lowered.find("\n", position)
+            position = -1 if following == -1 else lowered.find(hint, following)
+    lone: list[tuple[int, int]] = []  # (start, end) of lone counts in `tail`, last first
+    for start in sorted(starts, reverse=True):
+        end = lowered.find("\n", start)
+        end = len(lowered) if end == -1 else end
+        line = lowered[start:end]
+        counts = _counts(line)
+        if not counts:
+            continue
+        if lone and lowered[end : lone[-1][0]].strip():
+            break  # something else between: the lone counts read so far are the summary
+        if len(counts) >= 2 and any(c[1] in _VERDICT_WORDS for c in counts) and not lone:
+            return tail[start + counts[0][2].start() : start + counts[-1][2].end()].strip()
+        first = counts[0][2]
+        if (
             len(counts) == 1
-            and _LONE_WORDS.match(counts[0][1])
-            and len(line.strip()) <= len(counts[0][2][0]) + 12
-        )
-        if alone:
-            lone.insert(0, counts[0][2][0])
-        elif lone and line.strip():
+            and counts[0][1] in _LONE_WORDS
+            and len(line.strip()) <= len(first[0]) + 12
+        ):
+            lone.append((start + first.start(), start + first.end()))
+        elif lone:
             break
-    return ", ".join(lone) if lone else None
+    return ", ".join(tail[a:b] for a, b in reversed(lone)) if lone else None
 
 
 def summary_fails(summary: str) -> bool:
     """Whether a test summary (as `test_summary` returns it) counts a failure or an error."""
     if re.search(r"\bFAILED\b", summary):
         return True
-    return any(n > 0 and _FAILING_WORDS.match(word) for n, word, _m in _counts(summary))
+    return any(n > 0 and word in _FAILING_WORDS for n, word, _m in _counts(_lowered(summary)))
 
 
 _STREAM_KEYS = ("stdout", "output", "result", "stderr", "error", "content", "message", "text")
@@ -310,7 +350,7 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
         if status == 0:
             return "ok", ()
         return f"exit {status}", _why_failed(text, errors)
-    if (summary and summary_fails(summary)) or _FAILED_VERDICT.search(text[-2000:].lower()):
+    if (summary and summary_fails(summary)) or _failed_verdict(text):
         return "failed", _why_failed(text, errors)
     if is_error or any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
@@ -324,6 +364,12 @@ _FAILED_TEST = re.compile(
     r"^\s{0,6}(?:\d{1,3}\)\s+\S.{2,160}|Failed\s+[\w.+<>`,\[\]-]+\s+\[[\d.,]+\s*m?s\])\s*$",
     re.MULTILINE,
 )
+
+
+def _failed_verdict(text: str) -> bool:
+    """Whether one of the output's last lines is a checker's failing verdict, alone."""
+    lines = (line.strip() for line in text[-600:].lower().rsplit("\n", 8)[-8:])
+    return any(line and _FAILED_VERDICT.fullmatch(line) for line in lines)
 
 
 def _why_failed(text: str, errors: tuple[str, ...]) -> tuple[str, ...]:

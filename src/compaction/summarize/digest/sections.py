@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, ClassVar, Generic, TypeVar
 
 from compaction._textcache import text_cache
@@ -85,7 +86,11 @@ def _distinct(forms: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+@text_cache()
 def _clip_forms(text: str, *limits: int) -> tuple[str, ...]:
+    """`text` clipped to each of `limits`, fullest first (each digest rendering asks again)."""
+    if len(text) <= limits[-1]:
+        return (text,)
     return _distinct(signals.clip(text, limit) for limit in limits)
 
 
@@ -727,20 +732,25 @@ def _supersede(decisions: list[Decision], text: str) -> None:
     if not words:
         words, need = signals.significant_words(text) - _PLAN_WORDS, 2
     for d in decisions:
-        said = signals.significant_words(f"{d.text} {d.later}" if d.later else d.text)
-        if not d.superseded_by and len(words & said) >= need:
+        if not d.superseded_by and len(words & d.words) >= need:
             d.superseded_by = text
 
 
-def _follows_up(sentence: str, decision: Decision) -> bool:
-    """Whether an assistant's later sentence, cued as nothing, speaks of a standing decision
-    and says something new of it ("Rethinking the lease: …, so the jobs get a table now"):
-    it names the decision's subject (two of its words) and adds two words of its own."""
-    words = signals.significant_words(sentence) - _PLAN_WORDS
-    if len(words) < 4:
-        return False
-    about = signals.significant_words(f"{decision.text} {decision.later}") - _PLAN_WORDS
-    return len(words & about) >= 2 and len(words - about) >= 2
+@text_cache()
+def _subject_words(text: str) -> frozenset[str]:
+    """The words a statement names its subject by: its significant words, less plan words."""
+    return signals.significant_words(text) - _PLAN_WORDS
+
+
+def _returns_to(words: frozenset[str], subject: frozenset[str]) -> bool:
+    """Whether a statement of `words` speaks again of a subject named by `subject` and says
+    something new of it: two of the subject's words and two of its own, with no cue."""
+    shared = len(words & subject)
+    return shared >= 2 and len(words) - shared >= 2
+
+
+#: Standing decisions an uncued sentence is compared with, the most recent first.
+_RECENT_DECISIONS = 16
 
 
 @dataclass
@@ -750,6 +760,22 @@ class Decision:
     # The latest sentence that spoke of this decision without a cue the readers know: shown
     # beside it as its latest word, since it may revise it.
     later: str = ""
+    # The words of what it says now (`_subject_words`), kept with it once read: every
+    # uncued sentence after it is compared with them.
+    _words: frozenset[str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = _subject_words(f"{self.text} {self.later}" if self.later else self.text)
+        return self._words
+
+    def copy(self) -> Decision:
+        return Decision(self.text, self.superseded_by, self.later, self._words)
+
+    def speak(self, later: str) -> None:
+        """Make `later` this decision's latest word."""
+        self.later, self._words = later, None
 
 
 @dataclass
@@ -805,7 +831,8 @@ class Decisions(Section[DecisionsState]):
             ):
                 # "X does not hold up under load. I'll use Y." — the message spoke of X, then
                 # decided anew: the new decision replaces X, whatever the words.
-                spoken_of.superseded_by, spoken_of.later = text, ""
+                spoken_of.superseded_by = text
+                spoken_of.speak("")
             spoken_of = None
             self._add(state, text, reversal=reversal)
 
@@ -816,12 +843,18 @@ class Decisions(Section[DecisionsState]):
         """Note `sentence` as the latest word on the standing decision it speaks of, with the
         sentence after it when that one is cued as nothing ("X does not hold up. Replacing it
         with Y."): (that decision, or None; whether the next sentence was taken)."""
-        for d in reversed(state.decisions):
-            if d.superseded_by or not _follows_up(sentence, d):
+        if not state.decisions:
+            return None, False
+        words = _subject_words(sentence)
+        if len(words) < 4:
+            return None, False
+        standing = (d for d in reversed(state.decisions) if not d.superseded_by)
+        for d in islice(standing, _RECENT_DECISIONS):
+            if words.isdisjoint(d.words) or not _returns_to(words, d.words):
                 continue
             taken = bool(after) and not any(after[0][1:4]) and not _is_reversal(after[0][0])
             text = f"{sentence} {after[0][0]}" if taken else sentence
-            d.later = signals.clip(text, 400)
+            d.speak(signals.clip(text, 400))
             return d, taken
         return None, False
 
@@ -834,16 +867,16 @@ class Decisions(Section[DecisionsState]):
         state.decisions.append(Decision(text))
 
     def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
-        merged = DecisionsState([replace(d) for d in earlier.decisions])
+        merged = DecisionsState([d.copy() for d in earlier.decisions])
         for d in later.decisions:
             if same := next((m for m in merged.decisions if m.text == d.text), None):
-                same.later = d.later or same.later
+                same.speak(d.later or same.later)
                 continue
             # A reversal in the later span replaces what the earlier one still held standing
             # (two summaries merged, as when a session is compacted again).
             if not d.superseded_by and _is_reversal(d.text):
                 _supersede(merged.decisions, d.text)
-            merged.decisions.append(replace(d))
+            merged.decisions.append(d.copy())
         return merged
 
     def items(self, state: DecisionsState) -> list[Item]:
@@ -1111,12 +1144,13 @@ class Subjects(Section[SubjectsState]):
     def _follow(state: SubjectsState, statement: str, seq: float, said: int = 1) -> None:
         """Follow `statement` under the subject it returns to — two of that subject's words
         and two of its own — or start a subject of its own."""
-        words = signals.significant_words(statement) - _PLAN_WORDS
+        words = _subject_words(statement)
         if len(words) < 4 or statement.rstrip().endswith("?"):
             return
-        for i in range(len(state.threads) - 1, -1, -1):
-            thread = state.threads[i]
-            if len(words & thread.words) >= 2 and len(words - thread.words) >= 2:
+        threads = state.threads
+        for i in range(len(threads) - 1, -1, -1):
+            thread = threads[i]
+            if not words.isdisjoint(thread.words) and _returns_to(words, thread.words):
                 del state.threads[i]
                 state.threads.append(Thread(words, statement, seq, thread.said + said))
                 return
