@@ -18,6 +18,7 @@ from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
 from compaction.eval.families.continue_dev import ContinueVoice
+from compaction.eval.families.crush import CrushVoice
 from compaction.eval.families.cursor import CursorVoice
 from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
@@ -38,6 +39,7 @@ _VOICES: tuple[type[Voice], ...] = (
     ContinueVoice,
     ZedVoice,
     CursorVoice,
+    CrushVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

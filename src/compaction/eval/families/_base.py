@@ -146,6 +146,13 @@ class Voice:
         self.s = session
         self.rng = session.rng
 
+    @classmethod
+    def file_name(cls, stem: str) -> str:
+        """The name of the source file the story calls `stem` (`ledger_invoice`): by default
+        the stem itself; a language whose files are named otherwise (Java's `LedgerInvoice`)
+        says so here."""
+        return f"{stem}.{cls.ext}"
+
     # tools
     def shell(self, command: str, output: str, *, exit_code: int = 0, filler: bool = False) -> None:
         raise NotImplementedError
@@ -345,6 +352,18 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 f"    return {a}.Items.Where(x => x.{b.title()} == {b})"
                 ".Select(x => x.Id).ToList();",
                 "}",
+                "",
+            ]
+        elif lang == "java":
+            method = camel(name)[:1].lower() + camel(name)[1:]
+            out += [
+                f"    public List<String> {method}({a.title()} {a}, String {b}) {{",
+                f"        if ({b} == null) {{",
+                f'            {b} = "{rng.choice(_WORDS)}";',
+                "        }",
+                f"        return {a}.items().stream().filter(x -> {b}.equals(x.{b}()))"
+                ".map(x -> x.id()).toList();",
+                "    }",
                 "",
             ]
         else:

@@ -127,7 +127,7 @@ def _world(rng: random.Random, voice: type[Voice]) -> World:
 def _filler(voice: Voice, rng: random.Random) -> None:
     """One exploring step: a file read, a search, a log or a listing, in the voice's tools."""
     words = ("ledger", "invoice", "shipment", "courier", "parcel", "tariff", "depot", "carrier")
-    path = f"{voice.src}/{rng.choice(words)}_{rng.choice(words)}.{voice.ext}"
+    path = f"{voice.src}/{voice.file_name(f'{rng.choice(words)}_{rng.choice(words)}')}"
     kind = rng.random()
     if kind < 0.5:
         voice.read(path, code_file(rng, voice.ext, rng.randint(40, 110)), filler=True)
@@ -135,14 +135,15 @@ def _filler(voice: Voice, rng: random.Random) -> None:
         voice.shell(f"tail -n 60 logs/{rng.choice(words)}.log", log_lines(rng, 60), filler=True)
     elif kind < 0.85:
         found = "\n".join(
-            f"{voice.src}/{rng.choice(words)}.{voice.ext}:{rng.randint(1, 400)}: "
+            f"{voice.src}/{voice.file_name(rng.choice(words))}:{rng.randint(1, 400)}: "
             f"{rng.choice(words)}_{rng.choice(words)}({rng.choice(words)})"
             for _ in range(rng.randint(15, 35))
         )
         voice.search(rng.choice(words), voice.src, found.split("\n"), filler=True)
     else:
         paths = [
-            f"{voice.src}/{rng.choice(words)}_{rng.choice(words)}.{voice.ext}" for _ in range(30)
+            f"{voice.src}/{voice.file_name(f'{rng.choice(words)}_{rng.choice(words)}')}"
+            for _ in range(30)
         ]
         voice.list_files(voice.src, paths, filler=True)
 
@@ -155,7 +156,7 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
     w = _world(rng, voice_class)
     m = w.modules
     src, ext = voice.src, voice.ext
-    path = {k: f"{src}/{m[k]}.{ext}" for k in range(8)}
+    path = {k: f"{src}/{voice.file_name(m[k])}" for k in range(8)}
     (key1, old1), (key2, old2) = w.settings[0][:2], w.settings[1][:2]
     plan_old, plan_new, why = w.plan[:3]
     twice = voice_class.second_thoughts
@@ -206,14 +207,15 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
 
     def create(k: int) -> Callable[[], None]:
         def event() -> None:
-            new_path = f"{src}/{m[k]}_{rng.choice(['store', 'client', 'queue'])}.{ext}"
+            kind = rng.choice(["store", "client", "queue"])
+            new_path = f"{src}/{voice.file_name(f'{m[k]}_{kind}')}"
             voice.create(new_path, code_file(rng, ext, 25))
             session.fact("file_created", f"The agent created {new_path}.", [new_path])
 
         return event
 
     def delete() -> None:
-        gone = f"{src}/legacy_{m[7]}.{ext}"
+        gone = f"{src}/{voice.file_name(f'legacy_{m[7]}')}"
         voice.shell(f"git ls-files {src} | grep legacy", gone)
         voice.delete(gone)
         session.fact("file_deleted", f"The agent deleted {gone}.", [gone])
