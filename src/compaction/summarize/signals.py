@@ -304,6 +304,7 @@ def _counted_summary(tail: str) -> str | None:
     return ", ".join(tail[a:b] for a, b in reversed(lone)) if lone else None
 
 
+@text_cache()
 def summary_fails(summary: str) -> bool:
     """Whether a test summary (as `test_summary` returns it) counts a failure or an error."""
     if re.search(r"\bFAILED\b", summary):
@@ -557,7 +558,8 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
-def sentences(text: str) -> list[str]:
+@text_cache()
+def sentences(text: str) -> tuple[str, ...]:
     """Prose split into sentences and list items, code blocks left out."""
     text = re.sub(r"```.*?(```|$)", " ", text, flags=re.DOTALL)
     out = []
@@ -565,7 +567,7 @@ def sentences(text: str) -> list[str]:
         sentence = _LIST_ITEM.sub("", raw).strip()
         if len(sentence) >= 8:
             out.append(sentence)
-    return out
+    return tuple(out)
 
 
 _DECISION = cue(

@@ -749,7 +749,8 @@ def _returns_to(words: frozenset[str], subject: frozenset[str]) -> bool:
     return shared >= 2 and len(words) - shared >= 2
 
 
-#: Standing decisions an uncued sentence is compared with, the most recent first.
+#: The decisions an uncued sentence is compared with (the standing ones among them), the
+#: most recent first.
 _RECENT_DECISIONS = 16
 
 
@@ -848,8 +849,9 @@ class Decisions(Section[DecisionsState]):
         words = _subject_words(sentence)
         if len(words) < 4:
             return None, False
-        standing = (d for d in reversed(state.decisions) if not d.superseded_by)
-        for d in islice(standing, _RECENT_DECISIONS):
+        for d in islice(reversed(state.decisions), _RECENT_DECISIONS):
+            if d.superseded_by:
+                continue
             if words.isdisjoint(d.words) or not _returns_to(words, d.words):
                 continue
             taken = bool(after) and not any(after[0][1:4]) and not _is_reversal(after[0][0])
@@ -1114,13 +1116,17 @@ MAX_THREADS = 64
 _STATEMENT_CHARS = 400
 
 
-def _statements(text: str) -> list[str]:
-    """The statements of an assistant's prose: a short message whole (its sentences lean on
-    each other: "X runs aground too. The queue lands on Y instead."), a long one by sentence."""
+@text_cache()
+def _statements(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The statements of an assistant's prose with their subject words: a short message
+    whole (its sentences lean on each other: "X runs aground too. The queue lands on Y
+    instead."), a long one by sentence. Words are read per sentence (shared with the other
+    sections' readers of the same sentences)."""
+    said = signals.sentences(text)
     prose = " ".join(text.split())
     if len(prose) <= _STATEMENT_CHARS:
-        return [prose] if prose else []
-    return [s for s in signals.sentences(text) if len(s) <= _STATEMENT_CHARS]
+        return ((prose, frozenset().union(*map(_subject_words, said))),) if prose else ()
+    return tuple((s, _subject_words(s)) for s in said if len(s) <= _STATEMENT_CHARS)
 
 
 @dataclass
@@ -1141,10 +1147,17 @@ class Subjects(Section[SubjectsState]):
         return SubjectsState()
 
     @staticmethod
-    def _follow(state: SubjectsState, statement: str, seq: float, said: int = 1) -> None:
-        """Follow `statement` under the subject it returns to — two of that subject's words
-        and two of its own — or start a subject of its own."""
-        words = _subject_words(statement)
+    def _follow(
+        state: SubjectsState,
+        statement: str,
+        seq: float,
+        said: int = 1,
+        words: frozenset[str] | None = None,
+    ) -> None:
+        """Follow `statement` (of subject `words`) under the subject it returns to — two of
+        that subject's words and two of its own — or start a subject of its own."""
+        if words is None:
+            words = _subject_words(statement)
         if len(words) < 4 or statement.rstrip().endswith("?"):
             return
         threads = state.threads
@@ -1159,13 +1172,13 @@ class Subjects(Section[SubjectsState]):
 
     def observe(self, state: SubjectsState, event: Event, seq: int) -> None:
         if isinstance(event, AssistantSaid) and not signals.is_navigation(event.text):
-            for statement in _statements(event.text):
-                self._follow(state, statement, seq)
+            for statement, words in _statements(event.text):
+                self._follow(state, statement, seq, words=words)
 
     def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
         merged = SubjectsState(list(earlier.threads))
         for thread in later.threads:
-            self._follow(merged, thread.latest, thread.seq, thread.said)
+            self._follow(merged, thread.latest, thread.seq, thread.said, thread.words)
         return merged
 
     def items(self, state: SubjectsState) -> list[Item]:
