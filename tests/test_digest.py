@@ -927,3 +927,19 @@ def test_a_run_that_exits_non_zero_names_the_tests_it_lists_as_failed() -> None:
         "9 tests, 1 failure\nexit code 2"
     )
     assert signals.outcome_of(output) == ("exit 2", ("1) test drains the queue (Relay.QueueTest)",))
+
+
+def test_maven_output_names_its_errors_and_the_tests_that_failed() -> None:
+    output = (
+        "[INFO] Running com.acme.CartTest\n"
+        "[ERROR] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.2 s "
+        "<<< FAILURE! - in com.acme.CartTest\n"
+        "[INFO] Results:\n[INFO] \n[ERROR] Failures: \n"
+        "[ERROR]   CartTest.roundsHalfUp:31 expected:<3> but was:<2>\n[INFO] \n"
+        "[ERROR] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0\n[INFO] BUILD FAILURE\n"
+    )
+    outcome, errors = signals.outcome_of(output)
+    assert outcome == "failed"
+    assert errors[0] == "[ERROR]   CartTest.roundsHalfUp:31 expected:<3> but was:<2>"
+    compile_error = "[ERROR] /w/src/main/java/com/acme/Cart.java:[12,5] cannot find symbol"
+    assert signals.error_lines(f"[INFO] Compiling 4 files\n{compile_error}\n") == [compile_error]

@@ -54,6 +54,7 @@ _ERROR_LINE = re.compile(
       | \S.*\ >\ .+\ FAILED$                             # Gradle: Class > method() FAILED
       | test\ \S+\ \.\.\.\ FAILED$                         # cargo test (libtest)
       | FAIL\ \S+\ \([\d.]+m?s\)                           # gotestsum: FAIL pkg.TestX (0.01s)
+      | \[(?:ERROR|FATAL|error)\]\ +\S                       # Maven, sbt: [ERROR] …
     )""",
     re.VERBOSE,
 )
@@ -359,10 +360,11 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
 
 
 # How runners list the tests that failed, by shape: a numbered list of failures (ExUnit,
-# RSpec, mocha, PHPUnit, Minitest: `  1) test retries (App.SchedulerTest)`) or VSTest's
-# `  Failed App.Tests.Retries [12 ms]`.
+# RSpec, mocha, PHPUnit, Minitest: `  1) test retries (App.SchedulerTest)`), VSTest's
+# `  Failed App.Tests.Retries [12 ms]`, Maven Surefire's `[ERROR]   FooTest.retries:31 …`.
 _FAILED_TEST = re.compile(
-    r"^\s{0,6}(?:\d{1,3}\)\s+\S.{2,160}|Failed\s+[\w.+<>`,\[\]-]+\s+\[[\d.,]+\s*m?s\])\s*$",
+    r"^\s{0,6}(?:\d{1,3}\)\s+\S.{2,160}|Failed\s+[\w.+<>`,\[\]-]+\s+\[[\d.,]+\s*m?s\]"
+    r"|\[ERROR\]\s{2,}[\w$.]+[.#][\w$]+(?::\d+)?\b.{0,160})\s*$",
     re.MULTILINE,
 )
 
