@@ -776,7 +776,7 @@ def test_a_checkers_verdict_fails_a_command_that_prints_no_exit_status() -> None
     assert signals.outcome_of("Errors: 0\n")[0] == "ok"
 
 
-def test_a_later_sentence_on_a_decision_is_kept_beside_it_without_a_cue() -> None:
+def test_a_later_sentence_on_a_decision_is_its_subjects_latest_word_without_a_cue() -> None:
     # No reversal word: the sentence names the decision's subject and says something new.
     decided = "I'll keep the user sessions in Memcached behind the login service."
     again = (
@@ -791,13 +791,11 @@ def test_a_later_sentence_on_a_decision_is_kept_beside_it_without_a_cue() -> Non
         ]
     )
     text = rendered(ledger)
-    assert f"- {decided} — later: {again}" in text
-    # In little room the latest word outlives the decision's own text.
-    small = rendered(ledger, 140)
-    assert "Postgres" in small
+    assert f"- superseded (by: {again}): {decided}" in text
+    assert f"- {again}" in text.split("## What the assistant said last, by subject")[1]
     # And it reads back from the digest, so the next compaction keeps it.
     parsed = parse_ledger(text)
-    assert parsed.state("decisions").decisions[0].later == again
+    assert [t.latest for t in parsed.state("subjects").threads] == [again]
 
 
 def test_a_message_that_speaks_of_a_decision_then_decides_anew_replaces_it() -> None:
@@ -816,6 +814,19 @@ def test_a_message_that_speaks_of_a_decision_then_decides_anew_replaces_it() -> 
     assert [d.text for d in decisions if d.superseded_by] == [plan]
     standing = [d.text for d in decisions if not d.superseded_by]
     assert standing == ["I'll use lz4 for it, which keeps a batch under ten seconds."]
+
+
+@pytest.mark.parametrize(
+    "remark",
+    [
+        "The Redis cache for pricing is in place with LRU eviction configured.",
+        "Redis cache for pricing works; eviction under the replay load looks right.",
+    ],
+)
+def test_a_remark_on_how_a_decision_goes_does_not_replace_it(remark: str) -> None:
+    decided = "I'll use a Redis cache with LRU eviction in front of the pricing service."
+    ledger = extract_ledger([say("assistant", decided), say("assistant", remark)])
+    assert not ledger.state("decisions").decisions[0].superseded_by
 
 
 def test_a_decision_added_beside_one_does_not_replace_it() -> None:
@@ -943,3 +954,20 @@ def test_maven_output_names_its_errors_and_the_tests_that_failed() -> None:
     assert errors[0] == "[ERROR]   CartTest.roundsHalfUp:31 expected:<3> but was:<2>"
     compile_error = "[ERROR] /w/src/main/java/com/acme/Cart.java:[12,5] cannot find symbol"
     assert signals.error_lines(f"[INFO] Compiling 4 files\n{compile_error}\n") == [compile_error]
+
+
+def test_a_later_summarys_uncued_word_on_an_earlier_summarys_decision_supersedes_it() -> None:
+    # Compacted twice apart: the decision in one summary, the revision in the next, which
+    # held no decision of its own. Merged, the decision is no longer shown as standing.
+    decided = "I'll keep the job queue in an ETS table owned by the supervisor."
+    revision = (
+        "Hit a wall with the ETS table owned by the supervisor: a node restart loses every "
+        "queued job, so the queue moves to Oban jobs in Postgres."
+    )
+    first = extract_ledger([say("assistant", decided)])
+    second = extract_ledger([say("assistant", revision)])
+    builder = LedgerBuilder()
+    builder.add(summary_message(render(first), first.messages))
+    builder.add(summary_message(render(second), second.messages))
+    decisions = builder.snapshot().state("decisions").decisions
+    assert [(d.text, d.superseded_by) for d in decisions] == [(decided, revision), (revision, "")]

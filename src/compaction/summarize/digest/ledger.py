@@ -46,6 +46,9 @@ class Ledger:
         states = [
             s.merge(a, b) for s, a, b in zip(self.sections, self.states, later.states, strict=True)
         ]
+        by_name = {s.name: state for s, state in zip(later.sections, later.states, strict=True)}
+        for section, state in zip(self.sections, states, strict=True):
+            section.settle(state, by_name)
         return Ledger(self.sections, states, self.messages + later.messages)
 
     def items(self) -> list[list[Item]]:

@@ -13,9 +13,8 @@ Sections must never call a model, count tokens or read a wire format; determinis
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any, ClassVar, Generic, TypeVar
 
 from compaction._textcache import text_cache
@@ -69,6 +68,10 @@ class Section(Generic[S]):
 
     def merge(self, earlier: S, later: S) -> S:
         raise NotImplementedError
+
+    def settle(self, state: S, later: Mapping[str, Any]) -> None:
+        """After a merge, adjust the merged `state` by what the later span's other sections
+        read (`later`: their states by section name). Most sections need nothing."""
 
     def items(self, state: S) -> list[Item]:
         raise NotImplementedError
@@ -706,8 +709,11 @@ _CALLED_WRONG = re.compile(
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
 # A decision that adds to what stands rather than replacing it: "I'll also …".
 _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)\b")
-# Between a decision and the latest sentence that spoke of it (`Decision.later`).
-_LATER = " — later: "
+# A remark on how a decision is going, not a new word on what it is: "X is in place".
+_STATUS = signals.cue(
+    r"\b(?:in\s+place|configured|set\s+up|is\s+live|works|working|passes|passing|ready|"
+    r"landed|merged|deployed|looks?\s+(?:good|fine|right))\b"
+)
 
 
 def _is_reversal(sentence: str) -> bool:
@@ -749,39 +755,51 @@ def _returns_to(words: frozenset[str], subject: frozenset[str]) -> bool:
     return shared >= 2 and len(words) - shared >= 2
 
 
-#: The decisions an uncued sentence is compared with (the standing ones among them), the
-#: most recent first.
-_RECENT_DECISIONS = 16
+#: The decisions a message's uncued sentences are compared with (the standing ones among
+#: them), the most recent first.
+_RECENT_DECISIONS = 8
 
 
 @dataclass
 class Decision:
     text: str
     superseded_by: str = ""
-    # The latest sentence that spoke of this decision without a cue the readers know: shown
-    # beside it as its latest word, since it may revise it.
-    later: str = ""
-    # The words of what it says now (`_subject_words`), kept with it once read: every
-    # uncued sentence after it is compared with them.
-    _words: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def words(self) -> frozenset[str]:
-        if self._words is None:
-            self._words = _subject_words(f"{self.text} {self.later}" if self.later else self.text)
-        return self._words
+        return _subject_words(self.text)
 
     def copy(self) -> Decision:
-        return Decision(self.text, self.superseded_by, self.later, self._words)
-
-    def speak(self, later: str) -> None:
-        """Make `later` this decision's latest word."""
-        self.later, self._words = later, None
+        return Decision(self.text, self.superseded_by)
 
 
 @dataclass
 class DecisionsState:
     decisions: list[Decision] = field(default_factory=list)
+    # Subject word → positions of the decisions named by it, for the decisions read so far
+    # (`_index_size` of them): decisions are only ever appended.
+    _index: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
+    _index_size: int = field(default=0, compare=False, repr=False)
+
+    def spoken_of(self, words: frozenset[str]) -> Decision | None:
+        """The most recent of the last `_RECENT_DECISIONS` standing decisions a statement of
+        `words` speaks of again (`_returns_to`), found through the word index."""
+        for position in range(self._index_size, len(self.decisions)):
+            for word in self.decisions[position].words:
+                self._index.setdefault(word, []).append(position)
+        self._index_size = len(self.decisions)
+        first = len(self.decisions) - _RECENT_DECISIONS
+        shared: dict[int, int] = {}
+        for word in words:
+            for position in self._index.get(word, ()):
+                if position >= first:
+                    shared[position] = shared.get(position, 0) + 1
+        for position in sorted(shared, reverse=True):
+            decision = self.decisions[position]
+            count = shared[position]
+            if count >= 2 and len(words) - count >= 2 and not decision.superseded_by:
+                return decision
+        return None
 
 
 class Decisions(Section[DecisionsState]):
@@ -809,7 +827,7 @@ class Decisions(Section[DecisionsState]):
             return
         found = signals.prose_signals(event.text)
         skip = False
-        spoken_of: Decision | None = None  # what this message said more of, uncued
+        uncued: list[str] = []  # this message's sentences before its decision, cued as nothing
         for n, (sentence, todo, done, decision, _note) in enumerate(found):
             if skip:
                 skip = False
@@ -817,7 +835,7 @@ class Decisions(Section[DecisionsState]):
             reversal = _is_reversal(sentence)
             if not (decision or reversal):
                 if not (todo or done or sentence.rstrip().endswith("?")):
-                    spoken_of, skip = self._follow_up(state, sentence, found[n + 1 : n + 2])
+                    uncued.append(sentence)
                 continue
             text = sentence
             if reversal and len(sentence) < 120 and n + 1 < len(found):
@@ -825,40 +843,51 @@ class Decisions(Section[DecisionsState]):
                 text = f"{sentence} {found[n + 1][0]}"
                 skip = True
             text = signals.clip(text, 300)
-            if (
-                spoken_of is not None
-                and not spoken_of.superseded_by
-                and not _ADDING.search(text.lower())
-            ):
+            if uncued and not _ADDING.search(text.lower()):
                 # "X does not hold up under load. I'll use Y." — the message spoke of X, then
                 # decided anew: the new decision replaces X, whatever the words.
-                spoken_of.superseded_by = text
-                spoken_of.speak("")
-            spoken_of = None
+                for d in self._spoken_of(state, uncued):
+                    d.superseded_by = text
+            uncued = []
             self._add(state, text, reversal=reversal)
+        if uncued:
+            self._revisit(state, uncued)
+
+    def _revisit(self, state: DecisionsState, uncued: Sequence[str]) -> None:
+        """A message that speaks of a decision again and decides nothing, with no cue
+        ("Rethinking X: …, so the jobs get Y now"): its word on it is the latest, and stands
+        as a decision of its own (which a later reversal can replace in turn); a remark on
+        how a decision goes ("X is in place") is not."""
+        said = " ".join(uncued)
+        if _ADDING.search(said.lower()) or _STATUS.search(said.lower()):
+            return
+        statement = signals.clip(said, 300)
+        spoken_of = self._spoken_of(state, uncued)
+        for d in spoken_of:
+            d.superseded_by = statement
+        if spoken_of:
+            self._add(state, statement, reversal=False)
+
+    def settle(self, state: DecisionsState, later: Mapping[str, Any]) -> None:
+        # Merged summaries: what the later span said of a decision only the earlier one held
+        # is in its subjects (a span with no decision records none).
+        subjects = later.get("subjects")
+        if subjects is None:
+            return
+        decided = {d.text for d in state.decisions}
+        for thread in subjects.threads:
+            if thread.latest not in decided:
+                self._revisit(state, (thread.latest,))
 
     @staticmethod
-    def _follow_up(
-        state: DecisionsState, sentence: str, after: Sequence[tuple[str, bool, bool, bool, bool]]
-    ) -> tuple[Decision | None, bool]:
-        """Note `sentence` as the latest word on the standing decision it speaks of, with the
-        sentence after it when that one is cued as nothing ("X does not hold up. Replacing it
-        with Y."): (that decision, or None; whether the next sentence was taken)."""
-        if not state.decisions:
-            return None, False
-        words = _subject_words(sentence)
-        if len(words) < 4:
-            return None, False
-        for d in islice(reversed(state.decisions), _RECENT_DECISIONS):
-            if d.superseded_by:
-                continue
-            if words.isdisjoint(d.words) or not _returns_to(words, d.words):
-                continue
-            taken = bool(after) and not any(after[0][1:4]) and not _is_reversal(after[0][0])
-            text = f"{sentence} {after[0][0]}" if taken else sentence
-            d.speak(signals.clip(text, 400))
-            return d, taken
-        return None, False
+    def _spoken_of(state: DecisionsState, sentences: Sequence[str]) -> list[Decision]:
+        """The recent standing decisions `sentences` speak of again, with no cue."""
+        found: list[Decision] = []
+        for sentence in sentences:
+            words = _subject_words(sentence)
+            if len(words) >= 4 and (d := state.spoken_of(words)) is not None and d not in found:
+                found.append(d)
+        return found
 
     @staticmethod
     def _add(state: DecisionsState, text: str, *, reversal: bool) -> None:
@@ -871,8 +900,7 @@ class Decisions(Section[DecisionsState]):
     def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
         merged = DecisionsState([d.copy() for d in earlier.decisions])
         for d in later.decisions:
-            if same := next((m for m in merged.decisions if m.text == d.text), None):
-                same.speak(d.later or same.later)
+            if any(m.text == d.text for m in merged.decisions):
                 continue
             # A reversal in the later span replaces what the earlier one still held standing
             # (two summaries merged, as when a session is compacted again).
@@ -884,7 +912,6 @@ class Decisions(Section[DecisionsState]):
     def items(self, state: DecisionsState) -> list[Item]:
         out = []
         later = {d.text: d.superseded_by for d in state.decisions}
-        latest = {d.text: d.later for d in state.decisions if d.later}
         for rank, d in enumerate(state.decisions):
             if d.superseded_by:
                 # What stands now, at the end of the chain: naming a plan that was itself
@@ -893,18 +920,9 @@ class Decisions(Section[DecisionsState]):
                 while later.get(by) and by not in seen:
                     seen.add(by)
                     by = later[by]
-                # The standing one's latest word, where it has one, is what stands now.
-                by = signals.clip(latest.get(by) or by, 200)
+                by = signals.clip(by, 200)
                 full = f"- superseded (by: {by}): {d.text}"
                 out.append(Item(3, rank, _clip_forms(full, 500, 200)))
-            elif d.later:
-                # The latest word is what a reader must not lose: the decision shrinks first.
-                forms = (
-                    f"- {signals.clip(d.text, 300)}{_LATER}{signals.clip(d.later, 300)}",
-                    f"- {signals.clip(d.text, 120)}{_LATER}{signals.clip(d.later, 200)}",
-                    f"- {signals.clip(d.text, 60)}{_LATER}{signals.clip(d.later, 160)}",
-                )
-                out.append(Item(1, rank, _distinct(forms)))
             else:
                 out.append(Item(1, rank, _clip_forms(f"- {d.text}", 300, 160)))
         return out
@@ -915,8 +933,7 @@ class Decisions(Section[DecisionsState]):
         if m := self._SUPERSEDED.match(item):
             state.decisions.append(Decision(m.group(2), m.group(1)))
         else:
-            text, _, later = item.partition(_LATER)
-            state.decisions.append(Decision(text, later=later))
+            state.decisions.append(Decision(item))
 
 
 # -- to-dos --------------------------------------------------------------------------------
@@ -1111,7 +1128,7 @@ class Thread:
 
 
 #: The subjects a digest follows at once; the least recently spoken of goes first.
-MAX_THREADS = 64
+MAX_THREADS = 24
 #: Prose this long or shorter is one statement; a longer message is read by the sentence.
 _STATEMENT_CHARS = 400
 
