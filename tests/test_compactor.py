@@ -500,3 +500,33 @@ def test_the_workspace_never_counts_less_than_the_conversation() -> None:
     # split's framing belongs to the slots, which count it, not to the conversation.
     assert work.overhead >= 0
     assert work.total() >= total
+
+
+def test_a_masked_file_read_is_not_an_error_report_whatever_lines_it_holds() -> None:
+    # The file's text holds error lines and a test-run summary: they are its content.
+    source = "\n".join(
+        [
+            "def check():",
+            '    raise ValueError("boom")',
+            "# ValueError: boom",
+            "# 3 failed, 1 passed",
+        ]
+        + [f"x_{n} = {n}" for n in range(200)]
+    )
+    conversation = Conversation(
+        [
+            say("user", "Look at checks.py."),
+            calls(("c1", "read_file", {"path": "src/checks.py"})),
+            *results(("c1", source)),
+            say("assistant", "Read it."),
+            say("user", "Thanks."),
+        ]
+    )
+    compactor = Compactor(
+        CompactionConfig(strategies=(MaskStrategy(min_chars=0),), keep_recent_n=0)
+    )
+    result = compactor.compact(conversation, max_tokens=1)
+    masked = next(m.tool_results[0].text for m in result.conversation.messages if m.tool_results)
+    assert masked.startswith(MASK_PREFIX)
+    assert "ValueError" not in masked and "failed" not in masked
+    assert "→ ok" in masked or " ok" in masked

@@ -35,7 +35,7 @@ from compaction.summarize.digest import (
     read_placeholder,
     write_placeholder,
 )
-from compaction.summarize.digest.events import call_actions, outcome_of_output
+from compaction.summarize.digest.events import call_actions, outcome_of_result
 
 
 class MaskStrategy(BaseModel):
@@ -120,7 +120,7 @@ def _placeholder_text(
     earlier = read_placeholder(text)
     if earlier is not None:
         return write_placeholder(dataclasses.replace(earlier, excerpt=""))
-    outcome, errors = outcome_of_output(name, text, is_error=is_error)
+    outcome, errors, tests = outcome_of_result(name, arguments, text, is_error=is_error)
     lines = text.count("\n") + 1 if text else 0
     what = name if name is not None else "tool"
     if name is not None:
@@ -136,7 +136,7 @@ def _placeholder_text(
             handle,
             tuple(errors[:max_error_lines]),
             signals.identifiers(text),
-            signals.test_summary(text),
+            tests,
         )
     )
 

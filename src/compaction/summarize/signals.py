@@ -166,7 +166,8 @@ _FAILING_WORDS = frozenset(
     ["fail", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken"]
 )
 # One of these is in every summary `_counted_summary` reads (a `str.find` spares the regex).
-_VERDICT_HINTS = ("pass", "fail", "error", "succe", "broken", " ok", "pending")
+_VERDICT_HINTS = ("pass", "fail", "error", "succe", "broken", " ok")
+_DIGIT = re.compile(r"\d")
 # Counts that stand alone on their lines in some runners' summaries (mocha, tap reporters).
 _LONE_WORDS = frozenset({"passing", "failing", "pending"})
 _UNITTEST_RESULT = re.compile(r"^(OK|FAILED \([^)]*\))\s*$", re.MULTILINE)
@@ -245,7 +246,7 @@ def test_summary(text: str) -> str | None:
         result = _UNITTEST_RESULT.search(tail)
         outcome = result.group(1) if result else "no result line"
         return f"ran {ran.group(1)} tests: {outcome}"
-    return _counted_summary(tail)
+    return _counted_summary(tail[-2500:])
 
 
 def _lowered(text: str) -> str:
@@ -286,7 +287,7 @@ def _counted_summary(tail: str) -> str | None:
         end = lowered.find("\n", start)
         end = len(lowered) if end == -1 else end
         line = lowered[start:end]
-        counts = _counts(line)
+        counts = _counts(line) if _DIGIT.search(line) else []
         if not counts:
             continue
         if lone and lowered[end : lone[-1][0]].strip():
@@ -768,10 +769,11 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
 
 @text_cache()
 def significant_words(sentence: str) -> frozenset[str]:
-    words = (w.strip(".") for w in re.findall(r"[A-Za-z_][\w.]{3,}", sentence.lower()))
-    return frozenset(w for w in words if len(w) >= 4 and w not in _COMMON)
+    words = (w.strip(".") for w in _WORD.findall(sentence.lower()))
+    return frozenset(w for w in words if len(w) >= 4) - _COMMON
 
 
+_WORD = re.compile(r"[a-z_][\w.]{3,}")
 _COMMON = {
     "that",
     "this",

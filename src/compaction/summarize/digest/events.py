@@ -232,6 +232,17 @@ def _first_line(action: str) -> str:
     return signals.clip(action.splitlines()[0].strip(), 200)
 
 
+def outcome_of_result(
+    name: str | None, arguments: str | None, output: str, *, is_error: bool
+) -> tuple[str, tuple[str, ...], str | None]:
+    """(outcome, error lines, test summary) of a tool result. A file's or a search's content
+    is neither an error report nor a test run, whatever lines it holds: it is not read."""
+    if name is not None and not is_error and _only_reads(ToolCallPart("", name, arguments or "")):
+        return "ok", (), None
+    outcome, errors = outcome_of_output(name, output, is_error=is_error)
+    return outcome, errors, signals.test_summary(output)
+
+
 def outcome_of_output(
     name: str | None, output: str, *, is_error: bool
 ) -> tuple[str, tuple[str, ...]]:
@@ -351,13 +362,13 @@ def _read_result(
         outcome, errors, tests = placeholder.outcome, placeholder.errors, placeholder.tests
         found = placeholder.identifiers
     else:
-        outcome, errors = outcome_of_output(call.name if call else None, text, is_error=is_error)
-        tests = signals.test_summary(text)
+        name, arguments = (call.name, call.arguments) if call else (None, None)
+        outcome, errors, tests = outcome_of_result(name, arguments, text, is_error=is_error)
         found = signals.identifiers(text)
     if found:
         yield IdentifiersSeen(found)
     if call is not None and not is_error and _only_reads(call):
-        # A file's or a search's content is not an error report, whatever lines it holds.
+        # An earlier placeholder of a read said what its own reading said: the same rule.
         errors = ()
         outcome = "ok"
     if call is None:

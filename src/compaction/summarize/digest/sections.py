@@ -858,15 +858,14 @@ class Decisions(Section[DecisionsState]):
         ("Rethinking X: …, so the jobs get Y now"): its word on it is the latest, and stands
         as a decision of its own (which a later reversal can replace in turn); a remark on
         how a decision goes ("X is in place") is not."""
+        spoken_of = self._spoken_of(state, uncued)
         said = " ".join(uncued)
-        if _ADDING.search(said.lower()) or _STATUS.search(said.lower()):
+        if not spoken_of or _ADDING.search(said.lower()) or _STATUS.search(said.lower()):
             return
         statement = signals.clip(said, 300)
-        spoken_of = self._spoken_of(state, uncued)
         for d in spoken_of:
             d.superseded_by = statement
-        if spoken_of:
-            self._add(state, statement, reversal=False)
+        self._add(state, statement, reversal=False)
 
     def settle(self, state: DecisionsState, later: Mapping[str, Any]) -> None:
         # Merged summaries: what the later span said of a decision only the earlier one held
@@ -1140,7 +1139,7 @@ def _statements(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     instead."), a long one by sentence. Words are read per sentence (shared with the other
     sections' readers of the same sentences)."""
     said = signals.sentences(text)
-    prose = " ".join(text.split())
+    prose = " ".join(text.split()) if len(text) <= 2 * _STATEMENT_CHARS else text
     if len(prose) <= _STATEMENT_CHARS:
         return ((prose, frozenset().union(*map(_subject_words, said))),) if prose else ()
     return tuple((s, _subject_words(s)) for s in said if len(s) <= _STATEMENT_CHARS)
@@ -1149,6 +1148,23 @@ def _statements(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
 @dataclass
 class SubjectsState:
     threads: list[Thread] = field(default_factory=list)  # least recently spoken of first
+    # How many of `threads` each word names: a statement sharing fewer than two words with
+    # all of them together starts a subject of its own without a scan.
+    named: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def add(self, thread: Thread) -> None:
+        self.threads.append(thread)
+        for word in thread.words:
+            self.named[word] = self.named.get(word, 0) + 1
+        while len(self.threads) > MAX_THREADS:
+            self.remove(0)
+
+    def remove(self, index: int) -> None:
+        for word in self.threads.pop(index).words:
+            if self.named[word] == 1:
+                del self.named[word]
+            else:
+                self.named[word] -= 1
 
 
 class Subjects(Section[SubjectsState]):
@@ -1177,15 +1193,16 @@ class Subjects(Section[SubjectsState]):
             words = _subject_words(statement)
         if len(words) < 4 or statement.rstrip().endswith("?"):
             return
-        threads = state.threads
-        for i in range(len(threads) - 1, -1, -1):
-            thread = threads[i]
-            if not words.isdisjoint(thread.words) and _returns_to(words, thread.words):
-                del state.threads[i]
-                state.threads.append(Thread(words, statement, seq, thread.said + said))
-                return
-        state.threads.append(Thread(words, statement, seq, said))
-        del state.threads[:-MAX_THREADS]
+        named = state.named
+        if sum(1 for word in words if word in named) >= 2:
+            threads = state.threads
+            for i in range(len(threads) - 1, -1, -1):
+                thread = threads[i]
+                if _returns_to(words, thread.words):
+                    state.remove(i)
+                    state.add(Thread(words, statement, seq, thread.said + said))
+                    return
+        state.add(Thread(words, statement, seq, said))
 
     def observe(self, state: SubjectsState, event: Event, seq: int) -> None:
         if isinstance(event, AssistantSaid) and not signals.is_navigation(event.text):
@@ -1193,7 +1210,7 @@ class Subjects(Section[SubjectsState]):
                 self._follow(state, statement, seq, words=words)
 
     def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
-        merged = SubjectsState(list(earlier.threads))
+        merged = SubjectsState(list(earlier.threads), dict(earlier.named))
         for thread in later.threads:
             self._follow(merged, thread.latest, thread.seq, thread.said, thread.words)
         return merged
