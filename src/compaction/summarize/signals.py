@@ -89,20 +89,23 @@ _ERROR_HINTS = (
 )
 
 
-def _hinted_lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each line holding an error hint, in order."""
-    lowered = text.lower()
+def _line_starts_holding(lowered: str, hints: tuple[str, ...]) -> set[int]:
+    """Where each line of `lowered` that holds one of `hints` starts: found with `str.find`,
+    which spares a regex over every line of a large output."""
     starts: set[int] = set()
-    for hint in _ERROR_HINTS:
+    for hint in hints:
         position = lowered.find(hint)
         while position != -1:
             starts.add(lowered.rfind("\n", 0, position) + 1)
             following = lowered.find("\n", position)
-            if following == -1:
-                break
-            position = lowered.find(hint, following)
+            position = -1 if following == -1 else lowered.find(hint, following)
+    return starts
+
+
+def _hinted_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line holding an error hint, in order."""
     spans = []
-    for start in sorted(starts):
+    for start in sorted(_line_starts_holding(text.lower(), _ERROR_HINTS)):
         end = text.find("\n", start)
         spans.append((start, len(text) if end == -1 else end))
     return spans
@@ -275,15 +278,8 @@ def _counted_summary(tail: str) -> str | None:
     lone outcome counts on lines of their own, read together (mocha's `41 passing` then
     `1 failing`). Only lines holding an outcome word are read (found with `str.find`)."""
     lowered = _lowered(tail)
-    starts: set[int] = set()
-    for hint in _VERDICT_HINTS:
-        position = lowered.find(hint)
-        while position != -1:
-            starts.add(lowered.rfind("\n", 0, position) + 1)
-            following = lowered.find("\n", position)
-            position = -1 if following == -1 else lowered.find(hint, following)
     lone: list[tuple[int, int]] = []  # (start, end) of lone counts in `tail`, last first
-    for start in sorted(starts, reverse=True):
+    for start in sorted(_line_starts_holding(lowered, _VERDICT_HINTS), reverse=True):
         end = lowered.find("\n", start)
         end = len(lowered) if end == -1 else end
         line = lowered[start:end]
