@@ -368,7 +368,10 @@ _FAILED_TEST = re.compile(
 
 def _failed_verdict(text: str) -> bool:
     """Whether one of the output's last lines is a checker's failing verdict, alone."""
-    lines = (line.strip() for line in text[-600:].lower().rsplit("\n", 8)[-8:])
+    tail = text[-600:].lower()
+    if "error" not in tail and "fail" not in tail:
+        return False
+    lines = (line.strip() for line in tail.rsplit("\n", 8)[-8:])
     return any(line and _FAILED_VERDICT.fullmatch(line) for line in lines)
 
 
@@ -665,6 +668,7 @@ def _is_note(sentence: str, lowered: str) -> bool:
     return any(v not in _NOT_IDENTIFIERS for v in _identifier_tokens(sentence))
 
 
+@text_cache()
 def is_navigation(text: str) -> bool:
     """Whether prose only says where the agent looks next ("Let me open the tests.")."""
     return _NAVIGATION.match(text.strip().lower()) is not None and len(sentences(text)) <= 1

@@ -232,6 +232,7 @@ def _first_line(action: str) -> str:
     return signals.clip(action.splitlines()[0].strip(), 200)
 
 
+@text_cache()
 def outcome_of_result(
     name: str | None, arguments: str | None, output: str, *, is_error: bool
 ) -> tuple[str, tuple[str, ...], str | None]:

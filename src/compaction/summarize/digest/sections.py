@@ -190,6 +190,7 @@ def _norm(value: str) -> str:
 _MEASURE = re.compile(r"\b(\d[\d.,]*)\s*([A-Za-z%]{1,14})\b")
 
 
+@text_cache()
 def _unit(value: str) -> str:
     """The unit of a measured value, singular and lower case (`20 Connections` →
     `connection`); empty for anything else."""
@@ -716,6 +717,7 @@ _STATUS = signals.cue(
 )
 
 
+@text_cache()
 def _is_reversal(sentence: str) -> bool:
     """Whether a sentence replaces a plan: outright ("scrap X", "X is off the table"), or by
     "X instead of Y" where it decides something besides the comparison ("I'll use X instead
