@@ -5,7 +5,9 @@ A section's state is a plain mutable object; `items` renders it as `Item`s, each
 tier (0 is kept first), a rank within the tier (higher first: newer, more telling) and its
 forms, fullest first, so the ledger can fit the whole digest into any room by priority.
 Every form of an item must parse back to the same fact (`parse`), so a digest of a digest
-is a merge, not a loss.
+is a merge, not a loss. After a merge each section may `settle` by what the later span's
+other sections read (decisions by the later span's subjects); no section reads another's
+state otherwise.
 
 Sections must never call a model, count tokens or read a wire format; deterministic.
 """
