@@ -665,12 +665,12 @@ def _file_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator
     if row.partial_edit_keys and all(arguments.get(k) is None for k in row.partial_edit_keys):
         op = "written"
     paths = _paths(arguments, row.path_keys)
-    if not paths and not row.acts_on_open_file:
+    if not paths and row.acts_on_open_file:
+        yield Action("file", path=None, op=op)
+    elif not paths:
         # Agents share tool names and differ in argument names (`read_file` takes `path`
         # in one agent and `target_file` in another): the name's meaning, the usual names.
         paths = [p for p in _paths(arguments, FALLBACK_PATH_KEYS) if _plausible_path(p)]
-    if not paths and row.acts_on_open_file:
-        yield Action("file", path=None, op=op)
     for path in paths:
         yield Action("file", path=path, op=op)
 

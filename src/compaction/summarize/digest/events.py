@@ -221,10 +221,8 @@ class Reader:
             if path:
                 yield FileTouched(_clean_path(path), self._pending_edit)
         if self._pending_action is not None:
-            outcome, errors = outcome_of_output(None, output, is_error=False)
-            yield CommandRan(
-                _first_line(self._pending_action), outcome, errors, signals.test_summary(output)
-            )
+            outcome, errors, tests = outcome_of_result(None, None, output, is_error=False)
+            yield CommandRan(_first_line(self._pending_action), outcome, errors, tests)
         self._pending_action = self._pending_edit = None
 
 
@@ -237,23 +235,16 @@ def outcome_of_result(
     name: str | None, arguments: str | None, output: str, *, is_error: bool
 ) -> tuple[str, tuple[str, ...], str | None]:
     """(outcome, error lines, test summary) of a tool result. A file's or a search's content
-    is neither an error report nor a test run, whatever lines it holds: it is not read."""
+    is neither an error report nor a test run, whatever lines it holds: it is not read. Else
+    the exit status the tool states in its own shape, when it states one, decides (a zero
+    clears the error lines) over what the text readers find."""
     if name is not None and not is_error and _only_reads(ToolCallPart("", name, arguments or "")):
         return "ok", (), None
-    outcome, errors = outcome_of_output(name, output, is_error=is_error)
-    return outcome, errors, signals.test_summary(output)
-
-
-def outcome_of_output(
-    name: str | None, output: str, *, is_error: bool
-) -> tuple[str, tuple[str, ...]]:
-    """A command's outcome and error lines: the exit status its tool states in its own shape
-    when it states one (a zero clears the error lines), else what the text readers find."""
     outcome, errors = signals.outcome_of(output, is_error=is_error)
     status = exit_status(name, output)
     if status is not None:
         outcome, errors = ("ok", ()) if status == 0 else (f"exit {status}", errors)
-    return outcome, errors
+    return outcome, errors, signals.test_summary(output)
 
 
 def _question_in(text: str) -> str | None:
@@ -362,16 +353,16 @@ def _read_result(
     if placeholder is not None:
         outcome, errors, tests = placeholder.outcome, placeholder.errors, placeholder.tests
         found = placeholder.identifiers
+        if call is not None and not is_error and _only_reads(call):
+            # A placeholder of a read holds no error report either (older ones may say one):
+            # the rule `outcome_of_result` applies to the output itself.
+            outcome, errors = "ok", ()
     else:
         name, arguments = (call.name, call.arguments) if call else (None, None)
         outcome, errors, tests = outcome_of_result(name, arguments, text, is_error=is_error)
         found = signals.identifiers(text)
     if found:
         yield IdentifiersSeen(found)
-    if call is not None and not is_error and _only_reads(call):
-        # An earlier placeholder of a read said what its own reading said: the same rule.
-        errors = ()
-        outcome = "ok"
     if call is None:
         if errors:
             yield ToolFinished("an earlier tool call", False, errors)

@@ -740,7 +740,7 @@ def _supersede(decisions: list[Decision], text: str) -> None:
     )
     need = 1
     if not words:
-        words, need = signals.significant_words(text) - _PLAN_WORDS, 2
+        words, need = _subject_words(text), 2
     for d in decisions:
         if not d.superseded_by and len(words & d.words) >= need:
             d.superseded_by = text
@@ -754,9 +754,14 @@ def _subject_words(text: str) -> frozenset[str]:
 
 def _returns_to(words: frozenset[str], subject: frozenset[str]) -> bool:
     """Whether a statement of `words` speaks again of a subject named by `subject` and says
-    something new of it: two of the subject's words and two of its own, with no cue."""
-    shared = len(words & subject)
-    return shared >= 2 and len(words) - shared >= 2
+    something new of it (`_says_more`)."""
+    return _says_more(len(words & subject), len(words))
+
+
+def _says_more(shared: int, words: int) -> bool:
+    """The rule, without cues: a statement of `words` subject words, `shared` of them with a
+    subject, names it (two of its words) and says something new of it (two of its own)."""
+    return shared >= 2 and words - shared >= 2
 
 
 #: The decisions a message's uncued sentences are compared with (the standing ones among
@@ -800,8 +805,7 @@ class DecisionsState:
                     shared[position] = shared.get(position, 0) + 1
         for position in sorted(shared, reverse=True):
             decision = self.decisions[position]
-            count = shared[position]
-            if count >= 2 and len(words) - count >= 2 and not decision.superseded_by:
+            if _says_more(shared[position], len(words)) and not decision.superseded_by:
                 return decision
         return None
 
