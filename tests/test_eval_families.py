@@ -163,6 +163,36 @@ def test_each_family_speaks_its_agents_tools() -> None:
     assert crush["grep"] == {"pattern", "path", "include"}
     assert crush["glob"] == {"pattern", "path"} and crush["ls"] == {"path", "ignore"}
     assert crush["todos"] == {"todos"} and crush["job_output"] == {"shell_id", "wait"}
+    windsurf = calls("windsurf-style")
+    assert set(windsurf) == {
+        "run_command", "command_status", "view_file", "write_to_file", "replace_file_content",
+        "grep_search", "find_by_name", "list_dir",
+    }  # fmt: skip
+    # Every Cascade tool takes a `toolSummary`, given first.
+    assert all("toolSummary" in names for names in windsurf.values())
+    assert windsurf["run_command"] == {
+        "toolSummary", "CommandLine", "Cwd", "Blocking", "SafeToAutoRun", "WaitMsBeforeAsync",
+    }  # fmt: skip
+    assert windsurf["command_status"] == {
+        "toolSummary", "CommandId", "OutputCharacterCount", "WaitDurationSeconds",
+    }  # fmt: skip
+    assert windsurf["view_file"] == {
+        "toolSummary", "AbsolutePath", "StartLine", "EndLine", "IncludeSummaryOfOtherLines",
+    }  # fmt: skip
+    assert windsurf["write_to_file"] == {"toolSummary", "TargetFile", "CodeContent", "EmptyFile"}
+    assert windsurf["replace_file_content"] == {
+        "toolSummary", "TargetFile", "CodeMarkdownLanguage", "Instruction", "ReplacementChunks",
+    }  # fmt: skip
+    assert windsurf["grep_search"] == {
+        "toolSummary", "SearchPath", "Query", "MatchPerLine", "Includes", "IsRegex",
+        "CaseInsensitive",
+    }  # fmt: skip
+    assert windsurf["find_by_name"] == {"toolSummary", "SearchDirectory", "Pattern", "Type"}
+    assert windsurf["list_dir"] == {"toolSummary", "DirectoryPath"}
+    for session in sessions("windsurf-style"):
+        for arguments, _ in _calls(session, "replace_file_content"):
+            for chunk in arguments["ReplacementChunks"]:
+                assert set(chunk) == {"AllowMultiple", "TargetContent", "ReplacementContent"}
 
 
 def _editor_commands(session: EvalSession) -> list[str]:
@@ -378,9 +408,82 @@ def test_cursor_style_merges_todos_by_id_and_restates_the_list() -> None:
         ]
 
 
+def test_windsurf_style_speaks_cascades_tool_results() -> None:
+    from compaction.eval.families.windsurf import ROOT
+
+    for session in sessions("windsurf-style"):
+        runs = _calls(session, "run_command")
+        for arguments, result in runs:
+            command = arguments["CommandLine"]
+            # Never a `cd`: the directory is the Cwd argument.
+            assert arguments["Cwd"] == ROOT and not command.startswith("cd ")
+            # Commands that change the tree wait for the user; the rest run on their own.
+            destructive = command.startswith(("rm ", "mkdir", "git mv", "git rm"))
+            assert arguments["SafeToAutoRun"] is not destructive, command
+            if arguments["Blocking"]:
+                assert result.startswith(f"Ran `{command}` in {ROOT}. Exit code: ")
+        # The failing and passing analyser runs, with the exit code each reports.
+        analyses = [r for a, r in runs if a["CommandLine"].startswith("vendor/bin/phpstan")]
+        assert len(analyses) == 2
+        assert "Exit code: 1." in analyses[0] and "[ERROR] Found 2 errors" in analyses[0]
+        assert "Exit code: 0." in analyses[1] and "[OK] No errors" in analyses[1]
+        # PHPUnit: the failures it numbers are the ones its summary counts.
+        tests = [r for a, r in runs if a["CommandLine"] == "vendor/bin/phpunit"]
+        assert len(tests) == 2
+        for result in tests:
+            [(total, _, failed)] = re.findall(
+                r"\nTests: (\d+), Assertions: (\d+), Failures: (\d+)\.$", result
+            )
+            assert "\nFAILURES!\n" in result
+            numbered = re.findall(r"^(\d+)\) Tests\\Unit\\\w+Test::test\w+$", result, re.M)
+            assert numbered == [str(n) for n in range(1, int(failed) + 1)]
+            heading = "There was 1 failure:" if failed == "1" else f"There were {failed} failures:"
+            assert heading in result
+            progress = "".join(re.findall(r"^([.F]+) *\d+ / \d+ \( *\d+%\)$", result, re.M))
+            assert len(progress) == int(total) and progress.count("F") == int(failed)
+        # The benchmark runs in the background and is read back by its command id.
+        [(started, note)] = [(a, r) for a, r in runs if not a["Blocking"]]
+        [(status, output)] = _calls(session, "command_status")
+        assert note.startswith(f"Background command ID: {status['CommandId']}\n")
+        assert started["CommandLine"].startswith("vendor/bin/phpbench run")
+        assert output.startswith("Status: DONE\nExit code: 0\n") and "PHPBench" in output
+        # view_file numbers its lines from StartLine to EndLine and says whether that is all.
+        for arguments, result in _calls(session, "view_file"):
+            first, last = arguments["StartLine"], arguments["EndLine"]
+            total = int(re.search(r"^Total Lines: (\d+)$", result, re.M)[1])  # type: ignore[index]
+            assert f"Showing lines {first} to {last}\n" in result
+            assert re.search(rf"^{first}: ", result, re.M)
+            assert re.search(rf"^{last}: ", result, re.M)
+            assert ("entire, complete file" in result) == (first == 1 and last == total)
+        # The analyser's fix: both calls in one edit, one chunk matching more than once.
+        edits = _calls(session, "replace_file_content")
+        multiple = [a for a, _ in edits if any(c["AllowMultiple"] for c in a["ReplacementChunks"])]
+        assert len(multiple) == 1 and len(multiple[0]["ReplacementChunks"]) == 2
+        for arguments, result in edits:
+            assert result.startswith(
+                f"The following changes were made by the replace_file_content tool to: "
+                f"{arguments['TargetFile']}."
+            )
+            assert "\n[diff_block_start]\n" in result and result.endswith("\n[diff_block_end]")
+        for arguments, result in _calls(session, "write_to_file"):
+            assert arguments["EmptyFile"] is False
+            assert arguments["CodeContent"].startswith("<?php\n")
+            target = arguments["TargetFile"]
+            assert result == f"Created file file://{target} with requested content."
+        # grep_search answers in JSON, capped at 50 matches.
+        for _, result in _calls(session, "grep_search"):
+            found = [json.loads(line) for line in result.splitlines()]
+            assert 0 < len(found) <= 50
+            assert all(set(m) == {"Filename", "LineNumber", "LineContent"} for m in found)
+        paths = [a["TargetFile"] for n in ("replace_file_content", "write_to_file")
+                 for a, _ in _calls(session, n)]  # fmt: skip
+        assert paths and all(p.startswith(f"{ROOT}/app/Services/") for p in paths)
+
+
 #: Families that tell the story's second-thoughts variant.
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
+    "windsurf-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -390,6 +493,14 @@ _CHECKLIST_STATUS = {
     "working on": "in_progress",
     "still to do": "pending",
     "dropped": "cancelled",
+}
+#: Windsurf's plan rows, as its assistant tabulates them in its own messages.
+_PLAN_ROW = re.compile(r"^\| \d+ \| (.+) \| (done|in progress|not started|cancelled) \|$")
+_PLAN_ROW_STATUS = {
+    "done": "completed",
+    "in progress": "in_progress",
+    "not started": "pending",
+    "cancelled": "cancelled",
 }
 #: Zed's plan steps, as its assistant numbers them in its own messages.
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
@@ -406,7 +517,9 @@ def _plan_status(done: str | None, marker: str | None) -> str:
 def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
     `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
-    message, Zed's numbered plan read back, or Cursor's `todo_write` items merged by id."""
+    message, Zed's numbered plan read back, Windsurf's plan table, or Cursor's `todo_write`
+    items merged by id."""
+    from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
     lists = []
@@ -420,6 +533,16 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                 [
                     {"description": m.group(3), "status": _plan_status(m.group(1), m.group(5))}
                     for m in steps
+                    if m
+                ]
+            )
+        if text.startswith(PLAN_HEADING):
+            rows = [_PLAN_ROW.match(line) for line in text.splitlines()[4:]]
+            assert all(rows), text
+            lists.append(
+                [
+                    {"description": m.group(1), "status": _PLAN_ROW_STATUS[m.group(2)]}
+                    for m in rows
                     if m
                 ]
             )

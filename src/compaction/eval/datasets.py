@@ -61,6 +61,8 @@ by its own eyes:
   the block; an empty SEARCH part writes the file whole) and mini-SWE-agent's command blocks
   (` ```mswea_bash_command`, or ` ```bash` when the next message answers with its
   `<returncode>`). Windows paths (`absolutePath` of Cline) are named by their last component.
+  Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
+  `CommandLine`.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -510,7 +512,7 @@ _SHELL_TOOLS = frozenset(
         "container.exec",
     }
 )
-_COMMAND_KEYS = ("command", "cmd", "script")
+_COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
 
 #: SWE-agent's own commands: its editor, navigation, search and session control. Everything
 #: else a SWE-agent action runs is a shell command.
@@ -565,6 +567,8 @@ _PATH_KEYS = (
     "notebook_path",
     "absolutePath",
     "absolute_path",
+    "TargetFile",
+    "AbsolutePath",
 )
 #: Editor-style tools (`str_replace_editor`, Anthropic's text editor) name the operation in a
 #: `command` argument.

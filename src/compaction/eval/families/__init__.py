@@ -24,6 +24,7 @@ from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.story import tell
+from compaction.eval.families.windsurf import WindsurfVoice
 from compaction.eval.families.zed import ZedVoice
 from compaction.eval.sessions import EvalSession
 
@@ -40,6 +41,7 @@ _VOICES: tuple[type[Voice], ...] = (
     ZedVoice,
     CursorVoice,
     CrushVoice,
+    WindsurfVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

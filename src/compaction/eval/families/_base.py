@@ -366,6 +366,17 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "    }",
                 "",
             ]
+        elif lang == "php":
+            method = camel(name)[:1].lower() + camel(name)[1:]
+            out += [
+                f"    public function {method}({a.title()} ${a}, ?string ${b} = null): array",
+                "    {",
+                f"        ${b} ??= '{rng.choice(_WORDS)}';",
+                f"        return array_values(array_filter(${a}->items, "
+                f"fn ($x) => $x->{b} === ${b}));",
+                "    }",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
