@@ -1205,3 +1205,22 @@ def test_a_known_tool_name_with_other_argument_names_still_names_its_file(
     assert actions_of_call(name, arguments) == (expected,)
     # Nothing that looks like a path: nothing made up.
     assert actions_of_call(name, {"target_file": "not a path at all"}) == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        # Argument names in another case or spelling are the same names to the fallback.
+        ("open_source_file", {"AbsolutePath": "/w/app/Cart.php"}, file("/w/app/Cart.php", "read")),
+        ("patch_file_text", {"TargetFile": "/w/app/Cart.php"}, file("/w/app/Cart.php", "modified")),
+        ("write_to_file", {"TargetFile": "/w/app/New.php", "CodeContent": "x"},
+         file("/w/app/New.php", "written")),
+        ("shell_exec", {"Command": "composer test"}, command("composer test")),
+        ("run_in_terminal", {"CommandLine": "composer test", "Cwd": "/w"},
+         command("composer test")),
+    ],
+)  # fmt: skip
+def test_argument_names_are_read_whatever_their_case_or_separator(
+    name: str, arguments: dict[str, object], expected: Action
+) -> None:
+    assert actions_of_call(name, arguments) == (expected,)

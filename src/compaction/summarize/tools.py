@@ -670,7 +670,7 @@ def _file_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator
     elif not paths:
         # Agents share tool names and differ in argument names (`read_file` takes `path`
         # in one agent and `target_file` in another): the name's meaning, the usual names.
-        paths = [p for p in _paths(arguments, FALLBACK_PATH_KEYS) if _plausible_path(p)]
+        paths = _fallback_paths(_by_key_form(arguments))
     for path in paths:
         yield Action("file", path=path, op=op)
 
@@ -930,7 +930,7 @@ FALLBACK_PATH_KEYS = (
     "paths",
     "files",
 )
-FALLBACK_COMMAND_KEYS = ("command", "cmd", "script", "commands")
+FALLBACK_COMMAND_KEYS = ("command", "cmd", "script", "commands", "command_line")
 FALLBACK_PATCH_KEYS = ("patch", "patchText", "diff", "input")
 _SHELL_WORDS = frozenset(
     {
@@ -989,30 +989,52 @@ def _name_words(name: str) -> set[str]:
     return {w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w}
 
 
+def _key_form(key: str) -> str:
+    """An argument name as the fallback rules compare it: `TargetFile`, `target_file` and
+    `targetFile` are one name."""
+    return key.replace("_", "").replace("-", "").lower()
+
+
+_FALLBACK_PATH_FORMS = tuple(dict.fromkeys(map(_key_form, FALLBACK_PATH_KEYS)))
+_FALLBACK_COMMAND_FORMS = tuple(dict.fromkeys(map(_key_form, FALLBACK_COMMAND_KEYS)))
+_FALLBACK_PATCH_FORMS = tuple(dict.fromkeys(map(_key_form, FALLBACK_PATCH_KEYS)))
+
+
+def _by_key_form(arguments: Mapping[str, object]) -> dict[str, object]:
+    return {_key_form(k): v for k, v in arguments.items()}
+
+
+def _fallback_paths(forms: Mapping[str, object]) -> list[str]:
+    """The paths under the usual path argument names, in arguments keyed by `_key_form`."""
+    return [p for p in _paths(forms, _FALLBACK_PATH_FORMS) if _plausible_path(p)]
+
+
 def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Action]:
-    """Argument-name rules for a tool the table does not know: a shell-named tool with a
-    command argument ran it; a patch argument names files; a `todos` argument is the list;
-    a path argument is a file the name's words say what happened to (read by default)."""
+    """Argument-name rules for a tool the table does not know, names compared in any case or
+    spelling (`_key_form`): a shell-named tool with a command argument ran it; a patch
+    argument names files; a `todos` argument is the list; a path argument is a file the
+    name's words say what happened to (read by default)."""
+    forms = _by_key_form(arguments)
     _server, tool = _mcp_parts(name)
     words = _name_words(tool or name)
     if words & _SHELL_WORDS:
-        command = _first_command(arguments, FALLBACK_COMMAND_KEYS)
+        command = _first_command(forms, _FALLBACK_COMMAND_FORMS)
         if command is not None:
             yield from command_actions(command)
             return
-    for key in FALLBACK_PATCH_KEYS:
-        value = arguments.get(key)
+    for key in _FALLBACK_PATCH_FORMS:
+        value = forms.get(key)
         if isinstance(value, str) and _PATCH_START.search(value):
             files = files_in_patch(value)
             if files:
                 yield from (Action("file", path=p, op=op) for p, op in files)
                 return
-    if "todos" in arguments:
-        todos = _todos(arguments["todos"], _FALLBACK_TODOS)
+    if "todos" in forms:
+        todos = _todos(forms["todos"], _FALLBACK_TODOS)
         if todos:
             yield Action("todos", todos=todos)
             return
-    paths = [p for p in _paths(arguments, FALLBACK_PATH_KEYS) if _plausible_path(p)]
+    paths = _fallback_paths(forms)
     if paths:
         op: FileOp = next((op for op, names in NAME_WORD_OPS if words & names), "read")
         yield from (Action("file", path=p, op=op) for p in paths)
