@@ -289,7 +289,11 @@ def _counted_summary(tail: str) -> str | None:
         if lone and lowered[end : lone[-1][0]].strip():
             break  # something else between: the lone counts read so far are the summary
         if len(counts) >= 2 and any(c[1] in _VERDICT_WORDS for c in counts) and not lone:
-            return tail[start + counts[0][2].start() : start + counts[-1][2].end()].strip()
+            stop = counts[-1][2].end()
+            # The line's closing stop stays with it (PHPUnit's `Failures: 1.`).
+            if line[stop:].strip() in (".", "!"):
+                stop = len(line.rstrip())
+            return tail[start + counts[0][2].start() : start + stop].strip()
         first = counts[0][2]
         if (
             len(counts) == 1
