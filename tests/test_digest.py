@@ -271,6 +271,40 @@ def test_a_smaller_room_keeps_the_user_words_longest_and_is_never_empty() -> Non
         assert any("Never log tokens or API keys" in line for line in lines), budget
 
 
+def test_a_span_no_section_keeps_is_still_told_by_its_last_words() -> None:
+    # A span of one acknowledgement holds no file, command, decision or telling token:
+    # its digest still says what was said, and says it again after a re-digest.
+    ledger = extract_ledger([say("assistant", "Fine by me, I'll hold to that rule.")])
+    for budget in (None, 200, 0):
+        assert any("Fine by me, I'll hold to that rule." in line for line in render(ledger, budget))
+    again = parse_ledger(rendered(ledger))
+    assert "Fine by me, I'll hold to that rule." in rendered(again)
+    # Where any section keeps something, the last words are not shown beside it.
+    busy = extract_ledger(
+        [say("user", "Keep the API stable."), say("assistant", "Fine by me, I'll hold to that.")]
+    )
+    assert "Fine by me" not in rendered(busy)
+
+
+def test_a_digest_read_back_does_not_revise_its_own_decisions_by_its_own_subjects() -> None:
+    # The subject line holds the very message the decision came from: read back alone, the
+    # digest stands as it was, and the plan it called unworkable is not made current.
+    ledger = extract_ledger(
+        [
+            say("user", "Pending jobs must resume after a restart."),
+            say(
+                "assistant",
+                "A crontab line per web node won't hold up here: every web node fires the same "
+                "run at the same minute. I'm switching to the Laravel scheduler with onOneServer.",
+            ),
+        ]
+    )
+    before = [(d.text, d.superseded_by) for d in ledger.state("decisions").decisions]
+    assert before == [("I'm switching to the Laravel scheduler with onOneServer.", "")]
+    again = extract_ledger([summary_message(render(ledger), ledger.messages)])
+    assert [(d.text, d.superseded_by) for d in again.state("decisions").decisions] == before
+
+
 def test_shell_commands_redirections_and_quotes() -> None:
     ops = signals.file_ops_of_command(
         "cat 'notes v2.md' > out.txt; mv a.py b.py && python run.py 2>&1 >log.txt # x.py"

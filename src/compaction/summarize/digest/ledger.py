@@ -52,7 +52,17 @@ class Ledger:
         return Ledger(self.sections, states, self.messages + later.messages)
 
     def items(self) -> list[list[Item]]:
-        return [s.items(state) for s, state in zip(self.sections, self.states, strict=True)]
+        """Each section's items; a fallback section's only when no other section has any."""
+        out = [
+            [] if s.fallback else s.items(state)
+            for s, state in zip(self.sections, self.states, strict=True)
+        ]
+        if not any(out):
+            out = [
+                s.items(state) if s.fallback else []
+                for s, state in zip(self.sections, self.states, strict=True)
+            ]
+        return out
 
     def section(self, name: str) -> Section[Any]:
         return next(s for s in self.sections if s.name == name)

@@ -61,6 +61,8 @@ class Section(Generic[S]):
     reads: ClassVar[tuple[str, ...]] = ()
     # The kinds of event `observe` reads (the ledger hands it no others).
     events: ClassVar[tuple[type, ...]] = ()
+    # A fallback section is shown only when no other section has anything to show.
+    fallback: ClassVar[bool] = False
 
     def new(self) -> S:
         raise NotImplementedError
@@ -790,9 +792,12 @@ class DecisionsState:
     _index: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
     _index_size: int = field(default=0, compare=False, repr=False)
 
-    def spoken_of(self, words: frozenset[str]) -> Decision | None:
+    def spoken_of(
+        self, words: frozenset[str], skip: frozenset[str] = frozenset()
+    ) -> Decision | None:
         """The most recent of the last `_RECENT_DECISIONS` standing decisions a statement of
-        `words` speaks of again (`_returns_to`), found through the word index."""
+        `words` speaks of again (`_returns_to`), found through the word index; decisions
+        whose text is in `skip` are passed over."""
         for position in range(self._index_size, len(self.decisions)):
             for word in self.decisions[position].words:
                 self._index.setdefault(word, []).append(position)
@@ -805,7 +810,11 @@ class DecisionsState:
                     shared[position] = shared.get(position, 0) + 1
         for position in sorted(shared, reverse=True):
             decision = self.decisions[position]
-            if _says_more(shared[position], len(words)) and not decision.superseded_by:
+            if (
+                _says_more(shared[position], len(words))
+                and not decision.superseded_by
+                and decision.text not in skip
+            ):
                 return decision
         return None
 
@@ -861,12 +870,14 @@ class Decisions(Section[DecisionsState]):
         if uncued:
             self._revisit(state, uncued)
 
-    def _revisit(self, state: DecisionsState, uncued: Sequence[str]) -> None:
+    def _revisit(
+        self, state: DecisionsState, uncued: Sequence[str], skip: frozenset[str] = frozenset()
+    ) -> None:
         """A message that speaks of a decision again and decides nothing, with no cue
         ("Rethinking X: …, so the jobs get Y now"): its word on it is the latest, and stands
         as a decision of its own (which a later reversal can replace in turn); a remark on
-        how a decision goes ("X is in place") is not."""
-        spoken_of = self._spoken_of(state, uncued)
+        how a decision goes ("X is in place") is not. Decisions in `skip` are not revised."""
+        spoken_of = self._spoken_of(state, uncued, skip)
         said = " ".join(uncued)
         if not spoken_of or _ADDING.search(said.lower()) or _STATUS.search(said.lower()):
             return
@@ -877,22 +888,29 @@ class Decisions(Section[DecisionsState]):
 
     def settle(self, state: DecisionsState, later: Mapping[str, Any]) -> None:
         # Merged summaries: what the later span said of a decision only the earlier one held
-        # is in its subjects (a span with no decision records none).
+        # is in its subjects (a span with no decision records none). The later span's own
+        # decisions were read beside its subjects already: a subject holding the message a
+        # decision came from does not revise it.
         subjects = later.get("subjects")
         if subjects is None:
             return
         decided = {d.text for d in state.decisions}
+        own = frozenset(d.text for d in later["decisions"].decisions)
         for thread in subjects.threads:
             if thread.latest not in decided:
-                self._revisit(state, (thread.latest,))
+                self._revisit(state, (thread.latest,), own)
 
     @staticmethod
-    def _spoken_of(state: DecisionsState, sentences: Sequence[str]) -> list[Decision]:
-        """The recent standing decisions `sentences` speak of again, with no cue."""
+    def _spoken_of(
+        state: DecisionsState, sentences: Sequence[str], skip: frozenset[str] = frozenset()
+    ) -> list[Decision]:
+        """The recent standing decisions `sentences` speak of again, with no cue (those
+        whose text is in `skip` passed over)."""
         found: list[Decision] = []
         for sentence in sentences:
             words = _subject_words(sentence)
-            if len(words) >= 4 and (d := state.spoken_of(words)) is not None and d not in found:
+            d = state.spoken_of(words, skip) if len(words) >= 4 else None
+            if d is not None and d not in found:
                 found.append(d)
         return found
 
@@ -1321,6 +1339,41 @@ class Identifiers(Section[IdentifiersState]):
         self._note(state, item)
 
 
+# -- the last words, when nothing else is kept -------------------------------------------------
+
+
+@dataclass
+class LastWordsState:
+    text: str = ""
+
+
+class LastWords(Section[LastWordsState]):
+    """The last thing the assistant said in the span, shown only when no other section keeps
+    anything ("Fine by me, I'll hold to that rule."): a digest is never empty while its span
+    said something."""
+
+    name = "last words"
+    events = (AssistantSaid,)
+    heading = "## Last said by the assistant"
+    fallback = True
+
+    def new(self) -> LastWordsState:
+        return LastWordsState()
+
+    def observe(self, state: LastWordsState, event: Event, seq: int) -> None:
+        if isinstance(event, AssistantSaid) and event.text.strip():
+            state.text = " ".join(event.text.split())
+
+    def merge(self, earlier: LastWordsState, later: LastWordsState) -> LastWordsState:
+        return LastWordsState(later.text or earlier.text)
+
+    def items(self, state: LastWordsState) -> list[Item]:
+        return [Item(0, 0, _clip_forms(f"- {state.text}", 600, 200, 80))] if state.text else []
+
+    def parse(self, state: LastWordsState, item: str) -> None:
+        state.text = " ".join(item.split())
+
+
 # -- an earlier summary's prose --------------------------------------------------------------
 
 
@@ -1374,4 +1427,5 @@ def default_sections(user_chars: int = 1200) -> tuple[Section[Any], ...]:
         Subjects(),
         Images(),
         Identifiers(),
+        LastWords(),
     )
