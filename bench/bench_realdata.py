@@ -52,8 +52,9 @@ REPO = Path(__file__).resolve().parent.parent
 #: Seeds of the generated families: never read while building the compaction.
 FAMILY_SEEDS = (1000, 1001, 1002, 1003)
 FAMILY_TOKENS = 32_000
-#: Room beyond the protected content (system prompt, task, last message) for the tight
-#: SWE-agent runs: where a digest of ~100 tokens can still name files and commands.
+#: Room beyond the protected content (system prompt, first user message, live user turn, last
+#: message) for the tight SWE-agent runs: where a digest of ~100 tokens can still name files
+#: and commands.
 TIGHT_ROOM = 100
 
 _SHORT = {

@@ -13,8 +13,10 @@ from compaction.dialects import OPENAI
 from compaction.eval.benchmark import (
     Pooled,
     RunMeasure,
+    counter_for,
     measure,
     measure_growing,
+    protected_tokens,
     shared_data_dir,
     shortfalls,
     source_of,
@@ -106,6 +108,25 @@ def test_a_stale_value_restated_in_the_compactions_own_words_is_stale_as_current
         )
     )
     assert restated_stale([fact], before, superseded) == []
+
+
+def test_the_protected_content_is_what_the_compactor_keeps_verbatim() -> None:
+    # System, the first user message, the live user turn (the last one the user wrote) and
+    # the last message: a target below them all is one no compaction can meet.
+    convo = Conversation(
+        (
+            Message.text_message("system", "You are terse."),
+            Message.text_message("user", "Here is a demonstration of the interface."),
+            Message.text_message("assistant", "Noted. " * 200),
+            Message.text_message("user", "Now fix the failing import in " + "app.py " * 100),
+            Message.text_message("assistant", "Looking at it. " * 200),
+            Message.text_message("assistant", "Done."),
+        )
+    )
+    m = convo.messages
+    counter = counter_for(convo)
+    assert protected_tokens(convo) == counter.total([m[0], m[1], m[3], m[5]])
+    assert protected_tokens(convo) > counter.total([m[0], m[1], m[5]])
 
 
 def test_budget_used_is_tokens_after_over_target() -> None:

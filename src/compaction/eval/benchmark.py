@@ -3,7 +3,8 @@ trajectories and the generated families, per source, dialect, pipeline and ratio
 
 `measure(session, pipeline, ratio)` compacts one session once and records everything the
 benchmark asks of a run: validity in the session's own dialect, the target met (and whether
-the protected content — system messages, the first user message, the last message — fits it
+the protected content — system messages, the first user message, the live user turn (the
+last message the user wrote), the last message: what the compactor keeps verbatim — fits it
 at all), the last message verbatim, empty summaries, stale values stated as current, budget
 used (tokens after / target) and, per fact category, kept of total. `measure_growing` replays
 the session in growing prefixes the way an agent would, compacting whenever the view passes
@@ -38,7 +39,7 @@ from compaction.eval.metrics import (
 )
 from compaction.eval.probes import CATEGORIES, REQUIRED_CATEGORIES, FactCategory, Rate, score
 from compaction.eval.sessions import EvalSession
-from compaction.messages import Conversation, Message
+from compaction.messages import Conversation, Message, live_turn_index
 from compaction.tokens import ConversationCounter
 
 __all__ = [
@@ -132,8 +133,8 @@ class RunMeasure:
     """One pipeline on one session at one ratio (see the module docstring).
 
     `kept` / `optional` map each category to (kept, total) of its required / other facts.
-    `protected_fits`: the system messages, the first user message and the last message fit
-    the target together, so a run that misses the target has no excuse.
+    `protected_fits`: the system messages, the first user message, the live user turn and the
+    last message fit the target together, so a run that misses the target has no excuse.
     """
 
     source: str
@@ -193,6 +194,9 @@ def _protected(conversation: Conversation) -> list[Message]:
     first_user = next((m for m in messages if m.role == "user"), None)
     if first_user is not None:
         chosen.append(first_user)
+    live = live_turn_index(messages)
+    if live is not None and messages[live] not in chosen:
+        chosen.append(messages[live])
     if messages and messages[-1] not in chosen:
         chosen.append(messages[-1])
     return chosen
@@ -254,7 +258,7 @@ def _scored(
 
 def protected_tokens(conversation: Conversation) -> int:
     """Tokens of what every compaction must keep: the system messages, the first user
-    message and the last message."""
+    message, the live user turn and the last message."""
     return counter_for(conversation).total(_protected(conversation))
 
 
