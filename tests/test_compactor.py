@@ -156,6 +156,22 @@ def test_unreachable_target_is_reported_not_broken() -> None:
         result.raise_for_target()
 
 
+def test_an_unreachable_target_is_missed_by_as_little_as_a_digest_of_the_rest() -> None:
+    # The live user turn alone is over the target: the rest folds into the shortest digest
+    # there is (never dropped, never empty), instead of being left as it was.
+    conversation = coding_session(6).append(say("user", "Now the signup flow. " * 150))
+    compactor = Compactor()
+    before = _tokens(compactor, conversation)
+    result = compactor.compact(conversation, max_tokens=200)
+    receipt = result.receipt
+    assert receipt.status == "target_unreachable" and receipt.protected_tokens > 200
+    assert receipt.tokens_after <= receipt.protected_tokens + 150 < before // 4
+    summaries = [m for m in result.conversation.messages if m.is_summary]
+    assert summaries and "Where are we now?" in summaries[0].text
+    assert result.conversation.messages[-1] == conversation.messages[-1]
+    assert validate_for(result.conversation) == []
+
+
 def test_target_met_whenever_protected_content_fits() -> None:
     conversation = coding_session(25)
     compactor = Compactor(CompactionConfig(pin=PinRules(first_user_message=False)))

@@ -307,9 +307,11 @@ class Compactor:
             if s.protected
         )
         if target is not None and protected_tokens > target:
-            # No strategy can meet this target. Dropping everything else would lose history
-            # and still miss it, so compact the old part as usual and say why it falls short.
-            work.target = None
+            # No strategy can meet this target: come as close as it goes, the protected
+            # content and the shortest digest of the rest. Dropping a digest would lose
+            # history and still miss the target, so the floor keeps them (see `Workspace`).
+            work.target = protected_tokens
+            work.floor = True
         steps = run_pipeline(work, self.config.strategies)
         work.target = target
         if (

@@ -112,6 +112,9 @@ class Workspace:
     dialect: str | None = None
     reach_recent: bool = False
     reach_live: bool = False
+    # The target is the protected content itself, the one asked for being out of reach:
+    # summaries shrink to their shortest but are never dropped, the live results stay whole.
+    floor: bool = False
     summarizer: Summarizer | None = None
     archive: dict[str, Message] = field(default_factory=dict)
     # One record per input message, the first time it is replaced (a summary replaced again

@@ -136,6 +136,9 @@ def _shrink(work: Workspace, details: list[str]) -> None:
         if work.fits():
             break
         work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
+    if work.floor:
+        details.append("summaries shrunk to their shortest (the target is out of reach)")
+        return
     # Still over: what the model is about to read stays verbatim when dropping summaries
     # (their originals are archived) is enough; otherwise it is shortened first.
     droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
