@@ -193,6 +193,26 @@ def test_each_family_speaks_its_agents_tools() -> None:
         for arguments, _ in _calls(session, "replace_file_content"):
             for chunk in arguments["ReplacementChunks"]:
                 assert set(chunk) == {"AllowMultiple", "TargetContent", "ReplacementContent"}
+    amp = calls("amp-style")
+    # Listings draw glob or list_directory: over both seeds each shows up.
+    for message in sessions("amp-style")[1].conversation.messages:
+        for call in message.tool_calls:
+            amp.setdefault(call.name, set()).update(json.loads(call.arguments))
+    assert set(amp) == {
+        "Bash", "Read", "edit_file", "create_file", "undo_edit", "format_file", "Grep", "glob",
+        "list_directory", "todo_write", "todo_read", "Task", "mermaid",
+    }  # fmt: skip
+    assert amp["Bash"] == {"cmd", "cwd"} and amp["Read"] == {"path", "read_range"}
+    assert amp["edit_file"] == {"path", "old_str", "new_str", "replace_all"}
+    assert amp["create_file"] == {"path", "content"}
+    assert amp["undo_edit"] == amp["format_file"] == amp["list_directory"] == {"path"}
+    assert amp["Grep"] == {"pattern", "path"} and amp["glob"] == {"filePattern"}
+    assert amp["todo_write"] == {"todos"} and amp["todo_read"] == set()
+    assert amp["Task"] == {"prompt", "description"} and amp["mermaid"] == {"code"}
+    for session in sessions("amp-style"):
+        for arguments, _ in _calls(session, "todo_write"):
+            for item in arguments["todos"]:
+                assert set(item) == {"id", "content", "status", "priority"}
 
 
 def _editor_commands(session: EvalSession) -> list[str]:
@@ -331,11 +351,15 @@ def test_zed_style_shares_no_tool_shape_with_another_family() -> None:
         return found
 
     zed = shapes("zed-style")
+    # Amp declares `list_directory` with a lone `path`, as Zed does: the one shape the two
+    # agents' own tool lists share.
+    same_in_both = {("amp-style", "list_directory")}
     for family in FAMILIES:
         if family != "zed-style":
             theirs = shapes(family)
             for name in set(zed) & set(theirs):
-                assert zed[name] != theirs[name], (family, name)
+                if (family, name) not in same_in_both:
+                    assert zed[name] != theirs[name], (family, name)
 
 
 def test_zed_style_values_never_hide_inside_each_other() -> None:
@@ -480,10 +504,101 @@ def test_windsurf_style_speaks_cascades_tool_results() -> None:
         assert paths and all(p.startswith(f"{ROOT}/app/Services/") for p in paths)
 
 
+def test_amp_style_speaks_amps_tool_results() -> None:
+    from compaction.eval.families.amp import BUILD, ROOT
+
+    for session in sessions("amp-style"):
+        # Bash answers with its run result, {output, exitCode}, and takes the directory as cwd.
+        runs = [(a, json.loads(r)) for a, r in _calls(session, "Bash")]
+        for arguments, result in runs:
+            assert set(result) == {"output", "exitCode"}
+            assert arguments["cwd"] in (ROOT, BUILD) and not arguments["cmd"].startswith("cd ")
+        builds = [r for a, r in runs if a["cmd"] == "cmake --build build"]
+        assert [r["exitCode"] for r in builds] == [1, 0]
+        # clang's `file:line:col: error:` form, at both calls the edit then fixes.
+        errors = re.findall(r"^(/\S+\.cpp):(\d+):5: error: no matching function for call to "
+                            r"'(\w+)'$", builds[0]["output"], re.M)  # fmt: skip
+        assert [line for _, line, _ in errors] == ["88", "94"]
+        assert (
+            "2 errors generated.\nninja: build stopped: subcommand failed." in builds[0]["output"]
+        )
+        [(fix, _)] = [(a, r) for a, r in _calls(session, "edit_file") if a.get("replace_all")]
+        assert fix["path"] == errors[0][0] and fix["old_str"] == f"{errors[0][2]}(batch);"
+        # CTest, in the build tree, fails with 8; GoogleTest prints each failing test's verdict.
+        tests = [(a, r) for a, r in runs if a["cmd"] == "ctest --output-on-failure"]
+        assert len(tests) == 2 and all(a["cwd"] == BUILD and r["exitCode"] == 8 for a, r in tests)
+        for _, result in tests:
+            output = result["output"]
+            [(percent, failed, total)] = re.findall(
+                r"^(\d+)% tests passed, (\d+) tests failed out of (\d+)$", output, re.M
+            )
+            passed = re.findall(r"^ *\d+/\d+ Test +#\d+: (\S+) \.+   Passed ", output, re.M)
+            red = re.findall(r"^ *\d+/\d+ Test +#\d+: (\S+) \.+\*\*\*Failed ", output, re.M)
+            assert len(passed) + len(red) == int(total) and len(red) == int(failed)
+            assert int(percent) == min(99, round(100 * len(passed) / int(total)))
+            for test in red:
+                assert (
+                    f"[ RUN      ] {test}\n" in output and f"[  FAILED  ] {test} (0 ms)" in output
+                )
+            assert output.count("[  PASSED  ] 0 tests.") == len(red)
+            listed = re.findall(r"^\t +\d+ - (\S+) \(Failed\)$", output, re.M)
+            assert listed == red
+        # The tests CTest knows keep their numbers from one run to the next.
+        first, last = (re.findall(r"Test +#\d+: (\S+) ", r["output"]) for _, r in tests)
+        assert last == first  # the two fixed tests pass now: the same tests, in one order
+        # Read numbers its lines from the read_range it was given (or from 1).
+        for arguments, result in _calls(session, "Read"):
+            assert arguments["path"].startswith(f"{ROOT}/")
+            start, end = arguments.get("read_range", [1, result.count("\n") + 1])
+            numbers = [int(line.split(":", 1)[0]) for line in result.split("\n")]
+            assert numbers == list(range(start, end + 1))
+        # Edits answer with a fenced diff and the line range they touched.
+        edits = _calls(session, "edit_file")
+        for arguments, result in edits:
+            answer = json.loads(result)
+            assert set(answer) == {"diff", "lineRange"}
+            assert answer["diff"].startswith(f"```diff\nIndex: {arguments['path']}\n")
+            first_line, last_line = answer["lineRange"]
+            assert f"@@ -{first_line}," in answer["diff"] and f"@@ -{last_line}," in answer["diff"]
+        # One edit is undone and made again on the same text; one new file is formatted.
+        [(undone, _)] = _calls(session, "undo_edit")
+        again = [i for i, (a, _) in enumerate(edits) if a["path"] == undone["path"]]
+        assert len(again) == 2 and edits[again[0]][0]["old_str"] == edits[again[1]][0]["old_str"]
+        assert edits[again[0]][0]["new_str"] != edits[again[1]][0]["new_str"]
+        created = [a["path"] for a, _ in _calls(session, "create_file")]
+        [(formatted, _)] = _calls(session, "format_file")
+        assert formatted["path"] == created[1]
+        paths = [a["path"] for n in ("edit_file", "create_file", "undo_edit") for a, _ in
+                 _calls(session, n)]  # fmt: skip
+        assert paths and all(p.startswith(f"{ROOT}/src/") for p in paths)
+        # Each todo_write replaces the list; todo_read reads back the one before.
+        writes = _calls(session, "todo_write")
+        for arguments, result in writes:
+            assert json.loads(result) == arguments["todos"]
+            for item in arguments["todos"]:
+                assert item["status"] in {"todo", "in-progress", "completed"}
+                assert item["priority"] in {"high", "medium", "low"}
+        [(_, read_back)] = _calls(session, "todo_read")
+        assert json.loads(read_back) == writes[1][0]["todos"]
+        assert len(_calls(session, "Task")) == len(_calls(session, "mermaid")) == 1
+        # The figure the user keeps is perf stat's task-clock.
+        [measured] = [r for a, r in runs if a["cmd"].startswith("perf stat -r 10 ")]
+        assert re.search(r"^ +\d+\.\d\d msec task-clock ", measured["output"], re.M)
+
+
+def test_amp_style_values_never_hide_inside_each_other() -> None:
+    # Two settings are drawn per session: no value may stand inside another of any row.
+    from compaction.eval.families.amp import AmpVoice
+
+    values = [value for _, *row in AmpVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+
+
 #: Families that tell the story's second-thoughts variant.
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
-    "windsurf-style",
+    "windsurf-style", "amp-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -502,6 +617,8 @@ _PLAN_ROW_STATUS = {
     "not started": "pending",
     "cancelled": "cancelled",
 }
+#: Amp's `todo_write` status words, in the story's.
+_AMP_STATUS = {"todo": "pending", "in-progress": "in_progress"}
 #: Zed's plan steps, as its assistant numbers them in its own messages.
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
@@ -517,8 +634,8 @@ def _plan_status(done: str | None, marker: str | None) -> str:
 def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
     `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
-    message, Zed's numbered plan read back, Windsurf's plan table, or Cursor's `todo_write`
-    items merged by id."""
+    message, Zed's numbered plan read back, Windsurf's plan table, Cursor's `todo_write`
+    items merged by id, or Amp's `todo_write` list."""
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -563,12 +680,20 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                 items = arguments["todos"]
                 lists.append([{"description": i["content"], "status": i["status"]} for i in items])
             elif call.name == "todo_write":
-                if not arguments["merge"]:
+                # Cursor merges by id when asked; Amp (no `merge`) replaces the whole list,
+                # in its own status words.
+                if not arguments.get("merge", False):
                     merged = {}
                 for item in arguments["todos"]:
                     merged.setdefault(item["id"], {}).update(item)
                 lists.append(
-                    [{"description": i["content"], "status": i["status"]} for i in merged.values()]
+                    [
+                        {
+                            "description": i["content"],
+                            "status": _AMP_STATUS.get(i["status"], i["status"]),
+                        }
+                        for i in merged.values()
+                    ]
                 )
             elif call.name == "todo__write":
                 items = []

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Final
 
 from compaction.eval.families._base import ProbeLeakError, Voice
+from compaction.eval.families.amp import AmpVoice
 from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
@@ -42,6 +43,7 @@ _VOICES: tuple[type[Voice], ...] = (
     CursorVoice,
     CrushVoice,
     WindsurfVoice,
+    AmpVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

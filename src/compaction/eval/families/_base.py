@@ -377,6 +377,19 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "    }",
                 "",
             ]
+        elif lang == "cpp":
+            # `export` is a C++ keyword: as a name it takes a trailing underscore.
+            a, b, field = (w + "_" if w == "export" else w for w in (a, b, rng.choice(_WORDS)))
+            out += [
+                f"std::vector<std::string> {name}(const {camel(a)}& {a}, std::string_view {b}) {{",
+                "    std::vector<std::string> found;",
+                f"    for (const auto& item : {a}.items()) {{",
+                f"        if (item.{b} == {b}) found.push_back(item.{field});",
+                "    }",
+                "    return found;",
+                "}",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
