@@ -318,6 +318,14 @@ def test_shell_commands_redirections_and_quotes() -> None:
     )
 
 
+def test_git_rm_deletes_its_files_but_not_when_it_only_untracks_them() -> None:
+    assert signals.file_ops_of_command("git rm -q src/legacy.cpp docs/old.md") == (
+        ("src/legacy.cpp", "deleted"),
+        ("docs/old.md", "deleted"),
+    )
+    assert signals.file_ops_of_command("git rm --cached build/app.o") == ()
+
+
 def todo_call(call_id: str, *items: tuple[str, str]) -> Message:
     todos = [{"content": text, "status": status, "activeForm": text} for text, status in items]
     return call(call_id, "TodoWrite", todos=todos)
@@ -775,6 +783,18 @@ def test_jest_console_blocks_are_not_errors() -> None:
             "7 passing, 2 failing",
             True,
         ),
+        # CTest: a count, its noun, then the outcome, out of a total
+        (
+            "95% tests passed, 3 tests failed out of 59\n\nTotal Test time (real) =   0.96 sec\n"
+            "\nThe following tests FAILED:\n\t 10 - TenancyTest.OrdersBatches (Failed)\n",
+            "3 tests failed out of 59",
+            True,
+        ),
+        (
+            "100% tests passed, 0 tests failed out of 12\n\nTotal Test time (real) =   0.20 sec\n",
+            "0 tests failed out of 12",
+            False,
+        ),
     ],
 )
 def test_test_summaries_are_read_by_their_shape(output: str, summary: str, fails: bool) -> None:
@@ -955,6 +975,20 @@ def test_a_line_two_sections_hold_is_shown_once() -> None:
             "   Assert.Equal()\n"
             "Failed!  - Failed:     1, Passed:    11, Skipped:     0, Total:    12\n",
             "Failed Shop.Tests.CartTests.RoundsHalfUp [14 ms]",
+        ),
+        # GoogleTest's verdict line (not its "N tests, listed below" count)
+        (
+            "[ RUN      ] CartTest.RoundsHalfUp\ntests/cart_test.cpp:51: Failure\n"
+            "[  FAILED  ] CartTest.RoundsHalfUp (0 ms)\n[  PASSED  ] 11 tests.\n"
+            "[  FAILED  ] 1 test, listed below:\n[  FAILED  ] CartTest.RoundsHalfUp\n"
+            "\n 1 FAILED TEST\n",
+            "[  FAILED  ] CartTest.RoundsHalfUp (0 ms)",
+        ),
+        # CTest's list of the tests that failed
+        (
+            "92% tests passed, 1 tests failed out of 12\n\nThe following tests FAILED:\n"
+            "\t  4 - CartTest.RoundsHalfUp (Failed)\nErrors while running CTest\n",
+            "4 - CartTest.RoundsHalfUp (Failed)",
         ),
     ],
 )

@@ -1208,6 +1208,23 @@ def test_a_known_tool_name_with_other_argument_names_still_names_its_file(
 
 
 @pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        # Another agent's `Bash` takes `cmd`; another's `run_shell_command` takes `CommandLine`.
+        ("Bash", {"cmd": "git rm -q src/legacy.cpp", "cwd": "/w"}),
+        ("run_shell_command", {"CommandLine": "git rm -q src/legacy.cpp"}),
+    ],
+)
+def test_a_known_shell_tool_with_other_argument_names_still_names_its_command(
+    name: str, arguments: dict[str, object]
+) -> None:
+    assert actions_of_call(name, arguments) == (
+        command("git rm -q src/legacy.cpp"),
+        file("src/legacy.cpp", "deleted"),
+    )
+
+
+@pytest.mark.parametrize(
     ("name", "arguments", "expected"),
     [
         # Argument names in another case or spelling are the same names to the fallback.

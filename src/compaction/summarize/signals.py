@@ -67,7 +67,7 @@ _DIAGNOSTIC = re.compile(r"^[^\s:]+\.\w+:\d+(?::\d+)?: \S.*$", re.MULTILINE)
 # `Errors: 2`, `Found 3 errors.`, `1 error generated.`, `Build FAILED.`.
 _FAILED_VERDICT = cue(
     r"(?:(?:found\s+)?[1-9]\d*\s+errors?(?:\(s\))?(?:\s+generated)?|errors?\s*:\s*[1-9]\d*"
-    r"|(?:build|compilation|check)\s+failed|failed)\s*[.!]?"
+    r"|[1-9]\d*\s+failed\s+tests?|(?:build|compilation|check)\s+failed|failed)\s*[.!]?"
 )
 _ERROR_ANYWHERE = re.compile(r"command not found|No such file or directory|Permission denied")
 # Every error line contains one of these (lower-cased); finding them with `str.find` first
@@ -141,10 +141,14 @@ _OUTCOME_WORDS = (
     r"broken|skipped|pending|ignored|excluded|incomplete|risky|todo|total|tests?|examples?|"
     r"specs?|cases?|assertions?|scenarios?|steps?|checks?|suites?"
 )
-# Searched in lower-cased text (`cue`): outputs are large and most lines hold digits.
+# What is counted, between a count and its outcome (CTest's `3 tests failed`).
+_COUNTED_NOUNS = r"tests?|examples?|specs?|cases?|scenarios?|checks?"
+# Searched in lower-cased text (`cue`): outputs are large and most lines hold digits. A
+# total may close a line (`out of 59`).
 _COUNT = cue(
-    rf"\b(?P<n>\d+)\s+(?P<word>{_OUTCOME_WORDS})\b"
+    rf"\b(?P<n>\d+)\s+(?:(?:{_COUNTED_NOUNS})\s+)?(?P<word>{_OUTCOME_WORDS})\b"
     rf"|\b(?P<label>{_OUTCOME_WORDS})(?:\s+(?:run|ran|executed))?\s*[:=]\s*(?P<m>\d+)\b"
+    r"|\bout\s+of\s+(?P<total>\d+)\b"
 )
 _VERDICT_WORDS = frozenset(
     [
@@ -267,6 +271,8 @@ def _counts(lowered: str) -> list[tuple[int, str, re.Match[str]]]:
     for match in _COUNT.finditer(lowered):
         if match["n"] is not None:
             out.append((int(match["n"]), match["word"], match))
+        elif match["total"] is not None:
+            out.append((int(match["total"]), "total", match))
         else:
             out.append((int(match["m"]), match["label"], match))
     return out
@@ -365,7 +371,11 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
 # `  Failed App.Tests.Retries [12 ms]`, Maven Surefire's `[ERROR]   FooTest.retries:31 …`.
 _FAILED_TEST = re.compile(
     r"^\s{0,6}(?:\d{1,3}\)\s+\S.{2,160}|Failed\s+[\w.+<>`,\[\]-]+\s+\[[\d.,]+\s*m?s\]"
-    r"|\[ERROR\]\s{2,}[\w$.]+[.#][\w$]+(?::\d+)?\b.{0,160})\s*$",
+    r"|\[ERROR\]\s{2,}[\w$.]+[.#][\w$]+(?::\d+)?\b.{0,160}"
+    # GoogleTest's verdict on one test; CTest's list of the tests that failed.
+    r"|\[\s+FAILED\s+\]\s+[A-Za-z_][\w.:/<>-]*\s+\(\d+\s+ms\)"
+    r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
+    r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
 )
 
@@ -475,7 +485,8 @@ def _without_redirections(words: list[str]) -> list[str]:
 
 @text_cache()
 def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
-    """Files a shell command evidently touched: `rm`, `touch`, `mv`, `sed -i`, redirections."""
+    """Files a shell command evidently touched: `rm` and `git rm`, `touch`, `mv` and `git mv`,
+    `sed -i`, redirections."""
     ops: list[tuple[str, FileOp]] = []
     for redirect in re.finditer(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>]+)", command):
         target = redirect.group(1)
@@ -487,8 +498,10 @@ def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
         program = argv[0].rsplit("/", 1)[-1]
         args = _without_redirections(argv[1:])
         paths = [a for a in args if looks_like_path(a) and not a.startswith("/dev/")]
-        if program == "rm":
-            ops.extend((p, "deleted") for p in paths)
+        if program == "rm" or (program == "git" and argv[1:2] == ["rm"]):
+            # `git rm --cached` only untracks: the file stays.
+            if "--cached" not in argv:
+                ops.extend((p, "deleted") for p in paths)
         elif program in ("touch", "mkdir"):
             ops.extend((p, "created") for p in paths if program == "touch")
         elif program in ("mv", "git") and len(paths) == 2 and (program == "mv" or "mv" in argv):

@@ -755,6 +755,10 @@ def _command_file_actions(command: str) -> Iterator[Action]:
 def _commands(arguments: Mapping[str, object], row: ToolMeaning) -> list[str]:
     if not row.command_list:
         command = _first_command(arguments, row.command_keys)
+        if command is None:
+            # Agents share shell tool names and differ in argument names (`Bash` takes
+            # `command` in one agent and `cmd` in another): the usual names, any spelling.
+            command = _first_command(_by_key_form(arguments), _FALLBACK_COMMAND_FORMS)
         return [] if command is None else [command]
     for key in row.command_keys:
         value = arguments.get(key)
