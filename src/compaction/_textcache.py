@@ -4,7 +4,8 @@ The readers compaction runs over tool outputs and prose are pure and are called 
 the same texts (the digest tries several spans; an agent compacts again a few turns later),
 so they are cached. Their keys are whole tool outputs: a cache bounded only by its number of
 entries could keep gigabytes of a long-running proxy's outputs alive. `text_cache` drops
-the least recently used entries once the texts it holds pass `max_chars` characters.
+the oldest entries once the texts it holds pass `max_chars` characters (oldest stored, not
+least recently used: a hit only reads, and a compaction makes some ten thousand of them).
 
 Thread-safe (the proxy compacts in worker threads). This module must never know what the
 functions it caches compute.
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -33,22 +33,22 @@ def text_cache(
     """Decorate a pure function whose arguments are hashable (texts first of all)."""
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
-        entries: OrderedDict[Any, object] = OrderedDict()
+        entries: dict[Any, object] = {}  # in the order stored: the oldest goes first
         sizes: dict[Any, int] = {}
         held = [0]
         lock = threading.Lock()
 
         @functools.wraps(function)
         def cached(*args: P.args, **kwargs: P.kwargs) -> R:
-            key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
-            # A hit takes no lock: one dict read and one reordering are atomic in CPython,
-            # and an entry evicted between the two is simply not moved.
+            # One text is its own key (a string's hash is kept with it; a tuple's is not, and
+            # a string never equals the tuple key of another call).
+            if not kwargs and len(args) == 1 and type(args[0]) is str:
+                key: Any = args[0]
+            else:
+                key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+            # A hit takes no lock: one dict read is atomic in CPython.
             hit = entries.get(key, _MISSING)
             if hit is not _MISSING:
-                try:  # noqa: SIM105 (not contextlib.suppress: a hit is every reader's hot path)
-                    entries.move_to_end(key)
-                except KeyError:
-                    pass
                 return cast(R, hit)
             value = function(*args, **kwargs)
             size = 64
@@ -63,7 +63,8 @@ def text_cache(
                     sizes[key] = size
                     held[0] += size
                 while held[0] > max_chars or len(entries) > max_entries:
-                    old, _ = entries.popitem(last=False)
+                    old = next(iter(entries))
+                    del entries[old]
                     held[0] -= sizes.pop(old)
             return value
 
