@@ -492,6 +492,32 @@ def test_an_extensions_shell_tool_goose_style_is_a_shell() -> None:
                      "b/a.kt": "file_created"}  # fmt: skip
 
 
+def test_copilots_terminal_tool_and_file_path_argument_are_read() -> None:
+    # GitHub Copilot's agent mode runs commands through `run_in_terminal` and names every
+    # file in a `filePath` argument.
+    outbox, store = "/ws/Sources/App/Outbox.swift", "/ws/Sources/App/OutboxStore.swift"
+    edited = "The following files were successfully edited:\n{}\n"
+    conv = conversation(
+        call("c1", "read_file", filePath=outbox, startLine=1, endLine=9),
+        result("c1", "```swift\nstruct Outbox {}\n```"),
+        call("c2", "replace_string_in_file", filePath=outbox, oldString="struct Outbox {}",
+             newString="struct Outbox: Sendable {}"),
+        result("c2", edited.format(outbox)),
+        call("c3", "create_file", filePath=store, content="import NIO"),
+        result("c3", edited.format(store)),
+        call("c4", "run_in_terminal", command="git rm Sources/App/Legacy.swift",
+             explanation="Remove the legacy file.", isBackground=False),
+        result("c4", "rm 'Sources/App/Legacy.swift'"),
+    )  # fmt: skip
+    found = extract_probes(conv)
+    facts = {f.probe[0]: f.category for f in found if f.category.startswith("file_")}
+    assert facts == {
+        outbox: "file_modified",
+        store: "file_created",
+        "Sources/App/Legacy.swift": "file_deleted",
+    }
+
+
 def test_writing_a_file_seen_before_modifies_it_and_unseen_creates_it() -> None:
     conv = conversation(
         call("c1", "read_file", path="src/app.py"),

@@ -213,6 +213,29 @@ def test_each_family_speaks_its_agents_tools() -> None:
         for arguments, _ in _calls(session, "todo_write"):
             for item in arguments["todos"]:
                 assert set(item) == {"id", "content", "status", "priority"}
+    copilot = calls("copilot-style")
+    tools = {
+        "run_in_terminal", "get_terminal_output", "read_file", "create_file",
+        "replace_string_in_file", "insert_edit_into_file", "get_errors", "runTests",
+        "grep_search", "manage_todo_list",
+    }  # fmt: skip
+    assert tools <= set(copilot) <= tools | {"file_search", "list_dir"}
+    assert copilot["run_in_terminal"] == {"command", "explanation", "isBackground"}
+    assert copilot["get_terminal_output"] == {"id"}
+    assert copilot["read_file"] == {"filePath", "startLine", "endLine"}
+    assert copilot["create_file"] == {"filePath", "content"}
+    assert copilot["replace_string_in_file"] == {"filePath", "oldString", "newString"}
+    assert copilot["insert_edit_into_file"] == {"explanation", "filePath", "code"}
+    assert copilot["get_errors"] == {"filePaths"} and copilot["runTests"] == {"files"}
+    assert copilot["grep_search"] == {"query", "isRegexp", "includePattern"}
+    assert copilot.get("file_search", {"query"}) == {"query"}
+    assert copilot.get("list_dir", {"path"}) == {"path"}
+    assert copilot["manage_todo_list"] == {"todoList", "operation"}
+    for session in sessions("copilot-style"):
+        for arguments, _ in _calls(session, "manage_todo_list"):
+            assert arguments["operation"] == "write"
+            for item in arguments["todoList"]:
+                assert set(item) == {"id", "title", "description", "status"}
 
 
 def _editor_commands(session: EvalSession) -> list[str]:
@@ -591,6 +614,101 @@ def test_amp_style_values_never_hide_inside_each_other() -> None:
     from compaction.eval.families.amp import AmpVoice
 
     values = [value for _, *row in AmpVoice.settings for value in row]
+def test_copilot_style_speaks_copilots_tool_results() -> None:
+    from compaction.eval.families.copilot import EDITED, NO_OUTPUT, REMINDER, ROOT
+
+    for session in sessions("copilot-style"):
+        # Every user turn is rendered as Copilot's agent prompt renders it; the first
+        # message after the system prompt is Copilot's own environment report.
+        users = [m.text for m in session.conversation.messages if m.role == "user"]
+        assert users[0].startswith("<environment_info>\n") and "<workspace_info>" in users[0]
+        for text in users[1:]:
+            assert text.startswith("<context>\nThe current date is ")
+            assert f"<reminderInstructions>\n{REMINDER}\n</reminderInstructions>" in text
+            assert text.endswith("\n</userRequest>") and "<editorContext>\n" in text
+        # The to-do list each turn carries is the last one written before it.
+        written = [m for m in session.conversation.messages
+                   if any(c.name == "manage_todo_list" for c in m.tool_calls)]  # fmt: skip
+        assert "<todoList>" not in users[1] and "<todoList>\n# Todo List\n\n- [" in users[-1]
+        assert len(written) == 3
+        runs = _calls(session, "run_in_terminal")
+        for arguments, result in runs:
+            assert arguments["explanation"].endswith(".")
+            failed = re.search(r"\n\nCommand exited with code (\d+)$", result)
+            if arguments["command"] in ("swift test",) or "error:" in result:
+                assert failed, arguments["command"]
+            assert result != "" and (result != NO_OUTPUT or arguments["command"].startswith(
+                ("mkdir", "git mv")))  # fmt: skip
+        builds = [r for a, r in runs if a["command"] == "swift build"]
+        assert len(builds) == 2 and builds[1].endswith("Build complete! (6.84s)")
+        assert builds[0].count(": error: missing argument for parameter 'tenantID' in call") == 2
+        # XCTest's per-suite counts add up to the summary line it prints twice.
+        tests = [r for a, r in runs if a["command"] == "swift test"]
+        assert len(tests) == 2
+        for result in tests:
+            per_suite = re.findall(r"^\t Executed (\d+) tests?, with (\d+) failures? "
+                                   r"\(0 unexpected\)", result, re.M)  # fmt: skip
+            *suites, bundle, everything = per_suite
+            assert bundle == everything
+            assert sum(int(n) for n, _ in suites) == int(everything[0])
+            assert sum(int(f) for _, f in suites) == int(everything[1])
+            cases = re.findall(r"^Test Case '(\w+\.\w+)' (passed|failed) ", result, re.M)
+            assert len(cases) == int(everything[0])
+            assert sum(v == "failed" for _, v in cases) == int(everything[1])
+            assert result.count(": error: ") == int(everything[1])
+            assert result.endswith("Test run with 0 tests passed after 0.001 seconds.\n\n"
+                                   "Command exited with code 1")  # fmt: skip
+        # The benchmark runs in the background and is read back by its terminal id.
+        [note] = [r for a, r in runs if a["isBackground"]]
+        [(terminal, output)] = _calls(session, "get_terminal_output")
+        assert note.startswith(f"Command is running in terminal with ID={terminal['id']}\n")
+        assert output.startswith(f"Output of terminal {terminal['id']}:\nBuilding for production")
+        # read_file answers a fenced block; a part of a file says which lines it holds.
+        for arguments, result in _calls(session, "read_file"):
+            assert arguments["filePath"].startswith(f"{ROOT}/")
+            header = re.match(r"File: `(.+)`\. Lines (\d+) to (\d+) \((\d+) lines total\): \n",
+                              result)  # fmt: skip
+            body = result[header.end() :] if header else result
+            assert body.startswith("```swift\n") and body.endswith("\n```")
+            shown = body.count("\n") - 1
+            assert shown == arguments["endLine"] - arguments["startLine"] + 1
+            if header:
+                assert header[1] == arguments["filePath"]
+                assert (int(header[2]), int(header[3])) == (
+                    arguments["startLine"], arguments["endLine"])  # fmt: skip
+        # Edits: the one-line replacement matches twice and fails, the insert edit with
+        # Copilot's markers takes over, and the file's errors are asked for.
+        replaced = _calls(session, "replace_string_in_file")
+        failures = [a for a, r in replaced if r.startswith("String replacement failed: ")]
+        assert len(failures) == 1 and "\n" not in failures[0]["oldString"]
+        for arguments, result in replaced:
+            if arguments not in failures:
+                assert arguments["oldString"].count("\n") >= 3
+                assert result in (EDITED.format(path=arguments["filePath"]),) or (
+                    result.startswith(f"The edit to {arguments['filePath']} was applied")
+                )
+        [(insert, done)] = _calls(session, "insert_edit_into_file")
+        assert insert["filePath"] == failures[0]["filePath"]
+        assert insert["code"].count("// ...existing code...") == 4
+        assert done == EDITED.format(path=insert["filePath"])
+        [(asked, clean)] = _calls(session, "get_errors")
+        assert asked == {"filePaths": [insert["filePath"]]}
+        assert clean == f'<errors path="{insert["filePath"]}">\nNo errors found\n</errors>\n'
+        [(run, summary)] = _calls(session, "runTests")
+        assert run["files"][0].startswith(f"{ROOT}/Tests/HarborTests/")
+        assert summary.startswith("<summary passed=") and "failed=1 /><testFailure name=" in summary
+        for arguments, result in _calls(session, "create_file"):
+            assert result == EDITED.format(path=arguments["filePath"])
+        # grep_search shows 20 matches at most, as <match> blocks.
+        for _, result in _calls(session, "grep_search"):
+            count = re.match(r"(\d+) match(es)?( \(more results are available\))?\n", result)
+            assert count and int(count[1]) == result.count("<match path=") <= 20
+
+
+def test_copilot_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.copilot import CopilotVoice
+
+    values = [value for _, *row in CopilotVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value
 
@@ -598,7 +716,7 @@ def test_amp_style_values_never_hide_inside_each_other() -> None:
 #: Families that tell the story's second-thoughts variant.
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
-    "windsurf-style", "amp-style",
+    "windsurf-style", "amp-style", "copilot-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -619,6 +737,8 @@ _PLAN_ROW_STATUS = {
 }
 #: Amp's `todo_write` status words, in the story's.
 _AMP_STATUS = {"todo": "pending", "in-progress": "in_progress"}
+#: Copilot's `manage_todo_list` statuses, as the story names them.
+_TODO_STATE = {"not-started": "pending", "in-progress": "in_progress", "completed": "completed"}
 #: Zed's plan steps, as its assistant numbers them in its own messages.
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
@@ -634,8 +754,9 @@ def _plan_status(done: str | None, marker: str | None) -> str:
 def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
     `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
-    message, Zed's numbered plan read back, Windsurf's plan table, Cursor's `todo_write`
-    items merged by id, or Amp's `todo_write` list."""
+    message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
+    Copilot's `manage_todo_list` lists, Cursor's `todo_write` items merged by id, or Amp's
+    `todo_write` list."""
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -679,6 +800,11 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
             elif call.name == "todos":  # Crush: the whole list, a dropped item left out
                 items = arguments["todos"]
                 lists.append([{"description": i["content"], "status": i["status"]} for i in items])
+            elif call.name == "manage_todo_list":  # Copilot: likewise, in its own spelling
+                items = arguments["todoList"]
+                lists.append(
+                    [{"description": i["title"], "status": _TODO_STATE[i["status"]]} for i in items]
+                )
             elif call.name == "todo_write":
                 # Cursor merges by id when asked; Amp (no `merge`) replaces the whole list,
                 # in its own status words.

@@ -62,7 +62,8 @@ by its own eyes:
   (` ```mswea_bash_command`, or ` ```bash` when the next message answers with its
   `<returncode>`). Windows paths (`absolutePath` of Cline) are named by their last component.
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
-  `CommandLine`.
+  `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
+  through `run_in_terminal`.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -510,6 +511,7 @@ _SHELL_TOOLS = frozenset(
         "exec_command",
         "local_shell",
         "container.exec",
+        "run_in_terminal",
     }
 )
 _COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
@@ -569,6 +571,7 @@ _PATH_KEYS = (
     "absolute_path",
     "TargetFile",
     "AbsolutePath",
+    "filePath",
 )
 #: Editor-style tools (`str_replace_editor`, Anthropic's text editor) name the operation in a
 #: `command` argument.

@@ -19,6 +19,7 @@ from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
 from compaction.eval.families.continue_dev import ContinueVoice
+from compaction.eval.families.copilot import CopilotVoice
 from compaction.eval.families.crush import CrushVoice
 from compaction.eval.families.cursor import CursorVoice
 from compaction.eval.families.gemini import GeminiVoice
@@ -44,6 +45,7 @@ _VOICES: tuple[type[Voice], ...] = (
     CrushVoice,
     WindsurfVoice,
     AmpVoice,
+    CopilotVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

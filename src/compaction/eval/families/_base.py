@@ -390,6 +390,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "}",
                 "",
             ]
+        elif lang == "swift":
+            method = camel(name)[:1].lower() + camel(name)[1:]
+            out += [
+                f"    func {method}(_ {a}: {a.title()}, {b}: String? = nil) -> [String] {{",
+                f'        let key = {b} ?? "{rng.choice(_WORDS)}"',
+                f"        return {a}.items.filter {{ $0.{b} == key }}.map(\\.id)",
+                "    }",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
