@@ -614,6 +614,10 @@ def test_amp_style_values_never_hide_inside_each_other() -> None:
     from compaction.eval.families.amp import AmpVoice
 
     values = [value for _, *row in AmpVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+
+
 def test_copilot_style_speaks_copilots_tool_results() -> None:
     from compaction.eval.families.copilot import EDITED, NO_OUTPUT, REMINDER, ROOT
 
