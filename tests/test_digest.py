@@ -137,6 +137,41 @@ def test_user_values_latest_wins() -> None:
     assert (values["retries"].value, values["retries"].earlier) == ("5", [])
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # An IDE agent's user turn: its context blocks around the request.
+        (
+            "<context>\nThe current date is November 27, 2026.\n<todoList>\n- [ ] docs\n"
+            "</todoList>\n</context>\n<editorContext>\nThe user's current file is a.swift.\n"
+            "</editorContext>\n<reminderInstructions>\nPrefer small edits.\n"
+            "</reminderInstructions>\n<userRequest>\nSet the dead-letter TTL to 36 hours.\n"
+            "</userRequest>",
+            "Set the dead-letter TTL to 36 hours.",
+        ),
+        # A reminder the agent appends to what the user typed.
+        (
+            "Fix the login redirect.\n\n<system-reminder>\nYour todo list is empty.\n"
+            "</system-reminder>",
+            "Fix the login redirect.",
+        ),
+        # The task block and the environment dump beside it.
+        (
+            "<task>\nAdd a dark mode toggle.\n</task>\n<environment_details>\n"
+            "# Visible Files\nsrc/App.tsx\n</environment_details>",
+            "Add a dark mode toggle.",
+        ),
+        # Markup the user pasted is the user's own: kept as it was.
+        (
+            "Why does this render twice?\n<div>\n  <span>hi</span>\n</div>",
+            "Why does this render twice?\n<div>\n  <span>hi</span>\n</div>",
+        ),
+    ],
+)
+def test_the_user_words_are_read_out_of_an_agents_wrapping(text: str, words: str) -> None:
+    assert user_messages(extract_ledger([say("user", text)])) == [words]
+
+
 def test_long_user_message_keeps_head_tail_and_constraints() -> None:
     middle = " ".join(f"Filler sentence number {i} about nothing." for i in range(200))
     text = (

@@ -519,6 +519,65 @@ def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
     return tuple(ops)
 
 
+# --- the user's own words ----------------------------------------------------------------
+
+
+def name_words(name: str) -> set[str]:
+    """The words of an identifier in any spelling: `editorContext`, `user_query` and
+    `system-reminder` are {editor, context}, {user, query}, {system, reminder}."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return {w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w}
+
+
+# A tag-delimited block on lines of its own, as agents wrap and annotate user turns.
+_BLOCK = re.compile(r"^<([A-Za-z][\w-]*)>[ \t]*\n?(.*?)\n?[ \t]*</\1>[ \t]*$", re.M | re.S)
+# A block named by one of these holds what the user asked (`<userRequest>`, `<user_query>`,
+# `<task>`); by one of the others, what the agent added beside it (the date, the open file,
+# reminders, an environment dump). Any other tag is markup the user wrote or pasted.
+_REQUEST_WORDS = frozenset({"user", "request", "query", "task", "feedback", "prompt"})
+_CONTEXT_WORDS = frozenset(
+    {
+        "context",
+        "environment",
+        "reminder",
+        "reminders",
+        "workspace",
+        "editor",
+        "system",
+        "details",
+        "info",
+        "attachment",
+        "attachments",
+        "instructions",
+        "selection",
+    }
+)
+
+
+@text_cache()
+def own_words(text: str) -> str:
+    """What the user typed, out of the blocks an agent wraps around it: the request blocks'
+    contents and the text outside any block, in order, without the agent's context blocks.
+    Text with no such blocks comes back unchanged."""
+    if "</" not in text:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for match in _BLOCK.finditer(text):
+        words = name_words(match.group(1))
+        request = bool(words & _REQUEST_WORDS)
+        if not request and not words & _CONTEXT_WORDS:
+            continue  # the user's own markup
+        pieces.append(text[last : match.start()].strip())
+        if request:
+            pieces.append(match.group(2).strip())
+        last = match.end()
+    if not last:
+        return text
+    pieces.append(text[last:].strip())
+    return "\n\n".join(p for p in pieces if p)
+
+
 # --- identifiers -------------------------------------------------------------------------
 
 # Identifiers come in three shapes: prefixed ids (`req_4f2a…`, `acct_…`), UUIDs and ticket

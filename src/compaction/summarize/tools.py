@@ -37,7 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, cast
 
-from compaction.summarize.signals import file_ops_of_command, looks_like_path
+from compaction.summarize.signals import file_ops_of_command, looks_like_path, name_words
 
 FileOp = Literal["read", "created", "modified", "written", "deleted"]
 """What a call did to a file. `written` means written whole: created if the file was unseen,
@@ -579,7 +579,7 @@ def is_command_tool(name: str) -> bool:
     row = _row_for(name)
     if row is not None:
         return row.kind == "command"
-    return bool(_name_words(name) & _SHELL_WORDS)
+    return bool(name_words(name) & _SHELL_WORDS)
 
 
 def _row_for(name: str) -> ToolMeaning | None:
@@ -988,11 +988,6 @@ _FALLBACK_TODOS = TodoShape(
 _PATCH_START = re.compile(r"^\s*(?:\*\*\* Begin Patch|diff --git |--- \S)", re.MULTILINE)
 
 
-def _name_words(name: str) -> set[str]:
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
-    return {w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w}
-
-
 def _key_form(key: str) -> str:
     """An argument name as the fallback rules compare it: `TargetFile`, `target_file` and
     `targetFile` are one name."""
@@ -1020,7 +1015,7 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
     name's words say what happened to (read by default)."""
     forms = _by_key_form(arguments)
     _server, tool = _mcp_parts(name)
-    words = _name_words(tool or name)
+    words = name_words(tool or name)
     if words & _SHELL_WORDS:
         command = _first_command(forms, _FALLBACK_COMMAND_FORMS)
         if command is not None:

@@ -170,6 +170,7 @@ class Reader:
                     yield from self._outcome(text)
                     return
                 self._pending_action = None
+            text = signals.own_words(text)
             if text:
                 yield UserSaid(text)
                 self._question = _question_in(text)
