@@ -466,6 +466,32 @@ def test_a_summary_an_earlier_compaction_shrank_grows_back_when_room_is_left() -
     assert "src/mod_3.py" in summary.text and "src/mod_3.py" not in shrunk.text
 
 
+def test_an_earlier_summary_between_protected_turns_shrinks_when_only_it_can_give() -> None:
+    # A digest an earlier compaction made in full, kept between the task and the live user
+    # turn: no strategy may fold it again, so the target is met by rendering it smaller.
+    conversation = coding_session(30)
+    compactor = Compactor()
+    earlier = compactor.compact(conversation, max_tokens=compactor.count(conversation) // 8)
+    summary = next(m for m in earlier.conversation if m.is_summary)
+    assert FULL_TEXT_KEY not in summary.parts[0].provider_data  # made in full
+    task, *_ = (m for m in conversation if m.role == "user")
+    later = conversation.with_messages(
+        (
+            conversation.messages[0],
+            task,
+            summary,
+            say("user", "Now rename the session module."),
+            say("assistant", "Renamed src/session.py to src/sessions.py."),
+        )
+    )
+    target = compactor.count(later) - compactor.count(later.with_messages((summary,))) // 2
+    result = compactor.compact(later, max_tokens=target)
+    assert result.receipt.target_met, result.receipt.reason
+    shrunk = next(m for m in result.conversation if m.is_summary)
+    assert "- " in shrunk.text and len(shrunk.text) < len(summary.text)
+    assert shrunk.parts[0].provider_data[FULL_TEXT_KEY] == summary.text
+
+
 def test_a_large_digest_shrunk_into_a_room_fills_it() -> None:
     # Its lines' characters per token differ from the full rendering's: a rendering that
     # trusted the full one's ratio landed a quarter under the room it was given.

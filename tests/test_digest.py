@@ -715,6 +715,23 @@ def test_a_plan_replaced_twice_points_at_the_standing_one() -> None:
         assert f"- superseded (by: {fourth}): {earlier}" in text
 
 
+def test_a_superseded_plan_is_shown_with_what_stands_whole_or_not_at_all() -> None:
+    # A long reversal cut short would name the old plan without the new one.
+    first = "My pick: park the undelivered notifications in a timer in every worker."
+    second = (
+        "Changing direction once more, because the scheduled jobs need a shared lock, and "
+        "the only lock store we have is that evicting Redis cluster in the staging region: "
+        "scrap the timer in every worker, a single Kubernetes CronJob that calls harborctl "
+        "takes its place."
+    )
+    ledger = extract_ledger([say("assistant", first), say("assistant", second)])
+    assert any(line.startswith("- superseded") for line in render(ledger))
+    for budget in (None, 2000, 600, 400, 250):
+        for line in render(ledger, budget):
+            if line.startswith("- superseded"):
+                assert second in line, (budget, line)
+
+
 def test_a_reversal_in_a_later_span_supersedes_a_plan_an_earlier_summary_holds() -> None:
     earlier = extract_ledger([say("assistant", "My pick for the store is SQLite.")])
     later = extract_ledger([say("assistant", "SQLite is off the table; DuckDB from now on.")])
@@ -795,8 +812,9 @@ def test_jest_console_blocks_are_not_errors() -> None:
         ),
         # Swift's XCTest
         (
-            "Executed 14 tests, with 0 failures (0 unexpected) in 0.212 (0.215) seconds\n",
-            "14 tests, with 0 failures",
+            "\t Executed 14 tests, with 0 failures (0 unexpected) in 0.212 (0.215) seconds\n"
+            "✔ Test run with 0 tests passed after 0.001 seconds.\n",
+            "Executed 14 tests, with 0 failures (0 unexpected)",
             False,
         ),
         # vitest

@@ -24,6 +24,7 @@ from compaction.summarize.digest import (
     LedgerBuilder,
     envelope_chars,
     render,
+    summary_body,
     summary_message,
     was_shrunk,
 )
@@ -83,15 +84,16 @@ class DigestRendering:
 
 
 def earlier_rendering(
-    message: Message, measure: Callable[[Message], int]
+    message: Message, measure: Callable[[Message], int], *, shrunk_only: bool = True
 ) -> DigestRendering | None:
-    """A digest an earlier compaction had to shrink, as a rendering that can grow back
-    toward its full text (which it keeps beside its lines) or shrink further; None for any
-    other message."""
+    """A digest an earlier compaction made, as a rendering that can grow back toward its full
+    text (kept beside its lines when it was shrunk) or shrink further; None for any other
+    message (a truncation marker has no lines to render). `shrunk_only`: only a digest that
+    was shrunk."""
     if len(message.parts) != 1 or not isinstance(message.parts[0], SummaryPart):
         return None
     summary = message.parts[0]
-    if not was_shrunk(summary):
+    if not was_shrunk(summary) and (shrunk_only or summary_body(summary.text) is None):
         return None
     builder = LedgerBuilder()
     builder.add(message)

@@ -124,6 +124,13 @@ def _summaries(work: Workspace) -> list[int]:
 def _shrink(work: Workspace, details: list[str]) -> None:
     """Over the target: summaries give, then the live results, as the module says."""
     assert work.target is not None
+    # A digest an earlier compaction made in full gives too: where no strategy may fold it
+    # again (between protected turns), rendering it smaller is what is left.
+    for index, slot in enumerate(work.slots):
+        if slot.resizable is None and slot.message.is_summary:
+            rendering = earlier_rendering(slot.message, work.measure, shrunk_only=False)
+            if rendering is not None:
+                work.adopt(index, rendering)
     summaries = _summaries(work)
     # Each summary gives in proportion to its size, so that no span's facts go first.
     over = work.over_by()

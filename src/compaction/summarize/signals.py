@@ -295,11 +295,9 @@ def _counted_summary(tail: str) -> str | None:
         if lone and lowered[end : lone[-1][0]].strip():
             break  # something else between: the lone counts read so far are the summary
         if len(counts) >= 2 and any(c[1] in _VERDICT_WORDS for c in counts) and not lone:
-            stop = counts[-1][2].end()
-            # The line's closing stop stays with it (PHPUnit's `Failures: 1.`).
-            if line[stop:].strip() in (".", "!"):
-                stop = len(line.rstrip())
-            return tail[start + counts[0][2].start() : start + stop].strip()
+            # The line as the runner printed it (`Executed 36 tests, with 1 failure (0
+            # unexpected) in 0.4 seconds`, PHPUnit's `Failures: 1.`).
+            return clip(tail[start:end].strip(), 200)
         first = counts[0][2]
         if (
             len(counts) == 1

@@ -945,9 +945,14 @@ class Decisions(Section[DecisionsState]):
                 while later.get(by) and by not in seen:
                     seen.add(by)
                     by = later[by]
-                by = signals.clip(by, 200)
-                full = f"- superseded (by: {by}): {d.text}"
-                out.append(Item(3, rank, _clip_forms(full, 500, 200)))
+                # What stands is shown whole (a decision is 300 characters at most): cut
+                # short, the line would name the old plan without the new one. The old plan
+                # is what gives.
+                forms = _distinct(
+                    f"- superseded (by: {by}): {signals.clip(d.text, limit)}"
+                    for limit in (300, 100)
+                )
+                out.append(Item(3, rank, forms))
             else:
                 out.append(Item(1, rank, _clip_forms(f"- {d.text}", 300, 160)))
         return out
