@@ -1363,13 +1363,15 @@ class ExitStatusShape:
     """How a tool's result states the command's exit status: `pattern` matched at the start
     of the result (`at="start"`), or its last match in the result's tail (`at="end"`); the
     status is its first group that matched, or `status` where the shape itself is the
-    verdict. `tools` limits the shape to those tool names (empty: any)."""
+    verdict. `tools` limits the shape to those tool names (empty: any). `hint`: text every
+    match holds, looked for first (a substring search spares the pattern most outputs)."""
 
     agents: tuple[str, ...]
     pattern: re.Pattern[str]
     at: Literal["start", "end"] = "start"
     tools: tuple[str, ...] = ()
     status: int | None = None
+    hint: str = ""
 
 
 # Trailers sit at the very end of a result; a long output is not searched whole for them.
@@ -1397,7 +1399,10 @@ EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
         ),
     ),
     ExitStatusShape(
-        _CLINE, re.compile(r"\[Command completed with exit code (-?\d+)\]\s*\Z"), at="end"
+        _CLINE,
+        re.compile(r"\[Command completed with exit code (-?\d+)\]\s*\Z"),
+        at="end",
+        hint="exit code",
     ),
     ExitStatusShape(
         _ROO,
@@ -1415,6 +1420,7 @@ EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
             r"|The command completed with exit code (-?\d+)\.)\]"
         ),
         at="end",
+        hint="exit code",
     ),
     ExitStatusShape(("mini-swe-agent",), re.compile(r"<returncode>(-?\d+)</returncode>")),
     # Gemini CLI states the exit code only when it is not zero.
@@ -1423,6 +1429,7 @@ EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
         re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE),
         at="end",
         tools=("run_shell_command",),
+        hint="Exit Code: ",
     ),
     # SWE-agent says so for any command with no output; it does not check the exit status.
     ExitStatusShape(
@@ -1448,6 +1455,8 @@ def command_exit_status(name: str | None, output: str) -> int | None:
     start = len(output) - len(output.lstrip())
     tail = output[-_TAIL_CHARS:]
     for shape in _shapes_for(name):
+        if shape.hint and shape.hint not in tail:
+            continue
         if shape.at == "start":
             match = shape.pattern.match(output, start)
         else:

@@ -132,6 +132,10 @@ class ConversationCounter:
         self.counter = counter
         self.max_cached_messages = max_cached_messages
         self._messages: OrderedDict[tuple[Any, ...], tuple[int, bool]] = OrderedDict()
+        # The same message objects are counted again and again (a compaction measures its
+        # slots many times): by identity first, sparing the content key of large parts. An
+        # entry holds its message, so its id is not reused while the entry lives.
+        self._by_identity: dict[int, tuple[Message, tuple[int, bool]]] = {}
         self._prefixes: list[_Prefix] = []
         self._tools: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -168,6 +172,7 @@ class ConversationCounter:
         """Drop every cached count (and the references that keep those messages alive)."""
         with self._lock:
             self._messages.clear()
+            self._by_identity.clear()
             self._prefixes.clear()
             self._tools.clear()
 
@@ -180,17 +185,24 @@ class ConversationCounter:
     # Two threads counting the same new message at once both tokenize it; one entry stays.
 
     def _message(self, message: Message) -> tuple[int, bool]:
+        known = self._by_identity.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
         key = content_key(message)
         with self._lock:
             entry = self._messages.get(key)
             if entry is not None:
                 self._messages.move_to_end(key)
-                return entry
-        entry = message_tokens(message, self.counter, self.provider)
+        if entry is None:
+            entry = message_tokens(message, self.counter, self.provider)
+            with self._lock:
+                self._messages[key] = entry
+                if len(self._messages) > self.max_cached_messages:
+                    self._messages.popitem(last=False)
         with self._lock:
-            self._messages[key] = entry
-            if len(self._messages) > self.max_cached_messages:
-                self._messages.popitem(last=False)
+            if len(self._by_identity) >= self.max_cached_messages:
+                self._by_identity.clear()
+            self._by_identity[id(message)] = (message, entry)
         return entry
 
     def _tool(self, schema: Mapping[str, Any]) -> int:
