@@ -156,9 +156,9 @@ def test_unreachable_target_is_reported_not_broken() -> None:
         result.raise_for_target()
 
 
-def test_an_unreachable_target_is_missed_by_as_little_as_a_digest_of_the_rest() -> None:
-    # The live user turn alone is over the target: the rest folds into the shortest digest
-    # there is (never dropped, never empty), instead of being left as it was.
+def test_an_unreachable_target_is_missed_by_no_more_than_a_digest_of_the_rest() -> None:
+    # The live user turn alone is over the target: the rest, the recent tail included, folds
+    # into a digest kept in full (never shrunk or dropped), instead of being left as it was.
     conversation = coding_session(6).append(say("user", "Now the signup flow. " * 150))
     compactor = Compactor()
     before = _tokens(compactor, conversation)

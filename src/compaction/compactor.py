@@ -307,9 +307,9 @@ class Compactor:
             if s.protected
         )
         if target is not None and protected_tokens > target:
-            # No strategy can meet this target: come as close as it goes, the protected
-            # content and the shortest digest of the rest. Dropping a digest would lose
-            # history and still miss the target, so the floor keeps them (see `Workspace`).
+            # No strategy can meet this target: come as close as it can without losing
+            # facts for it, the protected content and a full digest of everything else.
+            # Shrinking or dropping digests would lose history and still miss the target.
             work.target = protected_tokens
             work.floor = True
         steps = run_pipeline(work, self.config.strategies)

@@ -113,7 +113,7 @@ class Workspace:
     reach_recent: bool = False
     reach_live: bool = False
     # The target is the protected content itself, the one asked for being out of reach:
-    # summaries shrink to their shortest but are never dropped, the live results stay whole.
+    # everything else folds into summaries, kept in full; the live results stay whole.
     floor: bool = False
     summarizer: Summarizer | None = None
     archive: dict[str, Message] = field(default_factory=dict)

@@ -124,6 +124,10 @@ def _summaries(work: Workspace) -> list[int]:
 def _shrink(work: Workspace, details: list[str]) -> None:
     """Over the target: summaries give, then the live results, as the module says."""
     assert work.target is not None
+    if work.floor:
+        # The target asked for is out of reach: shrinking would lose facts and still miss it.
+        details.append("summaries kept in full (the target is out of reach)")
+        return
     # A digest an earlier compaction made in full gives too: where no strategy may fold it
     # again (between protected turns), rendering it smaller is what is left.
     for index, slot in enumerate(work.slots):
@@ -143,9 +147,6 @@ def _shrink(work: Workspace, details: list[str]) -> None:
         if work.fits():
             break
         work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
-    if work.floor:
-        details.append("summaries shrunk to their shortest (the target is out of reach)")
-        return
     # Still over: what the model is about to read stays verbatim when dropping summaries
     # (their originals are archived) is enough; otherwise it is shortened first.
     droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
