@@ -717,10 +717,122 @@ def test_copilot_style_values_never_hide_inside_each_other() -> None:
         assert [v for v in values if value in v] == [value], value
 
 
+def _shapes(family: str) -> dict[str, set[str]]:
+    """Every tool a family's sessions call, with the argument names it was given."""
+    found: dict[str, set[str]] = {}
+    for session in sessions(family):
+        for message in session.conversation.messages:
+            for call in message.tool_calls:
+                found.setdefault(call.name, set()).update(json.loads(call.arguments))
+    return found
+
+
+def test_homegrown_style_speaks_its_teams_own_tools() -> None:
+    mine = _shapes("homegrown-style")
+    assert set(mine) == {
+        "shell_exec", "fs_read", "fs_write", "fs_patch", "fs_remove", "code_search", "fs_list",
+        "plan_set", "notify_user",
+    }  # fmt: skip
+    assert mine["shell_exec"] == {"cmdline", "workdir", "timeout_s"}
+    assert mine["fs_read"] == {"file", "from_line", "to_line"}
+    assert mine["fs_write"] == {"file", "text"} and mine["fs_patch"] == {"file", "find", "replace"}
+    assert mine["fs_remove"] == {"file"} and mine["code_search"] == {"needle", "under"}
+    assert mine["fs_list"] == {"dir", "pattern"} and mine["plan_set"] == {"steps"}
+    assert mine["notify_user"] == {"message"}
+    # The point of the family: no other family calls a tool of that name.
+    for family in FAMILIES:
+        if family != "homegrown-style":
+            assert not set(mine) & set(_shapes(family)), family
+
+
+def test_homegrown_style_answers_in_its_json_envelope() -> None:
+    from compaction.eval.families.homegrown import ROOT
+
+    for session in sessions("homegrown-style"):
+        runs = [(a, json.loads(r)) for a, r in _calls(session, "shell_exec")]
+        for arguments, result in runs:
+            assert set(result) == {"ok", "code", "stdout", "stderr", "took_ms"}
+            assert result["ok"] is (result["code"] == 0) and arguments["workdir"] == ROOT
+            long_run = arguments["cmdline"].startswith(("flutter test", "dart run benchmark/"))
+            assert (arguments["timeout_s"] >= 600) is long_run, arguments
+        # The analyzer flags the undefined name at both calls, then is clean.
+        analyses = [r for a, r in runs if a["cmdline"] == "flutter analyze"]
+        assert [r["code"] for r in analyses] == [1, 0]
+        flagged = re.findall(
+            r"^  error \u2022 Undefined name 'tenantId' \u2022 (lib/src/\w+\.dart):(\d+):(\d+) "
+            r"\u2022 undefined_identifier$",
+            analyses[0]["stdout"],
+            re.M,
+        )
+        assert [line for _, line, _ in flagged] == ["88", "93"]
+        assert analyses[0]["stdout"].rstrip().endswith("\n\n2 issues found. (ran in 3.4s)")
+        assert analyses[1]["stdout"].rstrip().endswith("\nNo issues found! (ran in 2.9s)")
+        # The raw envelope escapes the bullets, as json.dumps does.
+        raw = [r for a, r in _calls(session, "shell_exec") if a["cmdline"] == "flutter analyze"]
+        assert "\\u2022" in raw[0] and "\u2022" not in raw[0]
+        # The fix: the one-line patch matches twice and is refused, each call is patched with
+        # the line above it, and the flagged file's tenant tests pass.
+        patches = [(a, json.loads(r)) for a, r in _calls(session, "fs_patch")]
+        [refused] = [(a, r) for a, r in patches if not r["ok"]]
+        assert refused[1]["matches"] == [88, 93] and refused[0]["file"] == flagged[0][0]
+        after = patches[patches.index(refused) + 1 : patches.index(refused) + 3]
+        for arguments, result in after:
+            context, call = arguments["find"].split("\n")
+            assert call.strip() == refused[0]["find"] and context.strip()
+            assert result == {"ok": True, "replaced": 1}
+        [targeted] = [r for a, r in runs if "--plain-name" in a["cmdline"]]
+        assert targeted["code"] == 0
+        assert re.search(r"\n00:0\d \+\d+: All tests passed!\n$", targeted["stdout"])
+        # flutter test's compact reporter: the counts on the last line are the tests it ran.
+        tests = [r for a, r in runs if a["cmdline"] == "flutter test"]
+        assert len(tests) == 2 and all(r["code"] == 1 for r in tests)
+        for result in tests:
+            out = result["stdout"]
+            [(passed, failed)] = re.findall(r"^\d\d:\d\d \+(\d+) -(\d+): Some tests failed\.$",
+                                            out, re.M)  # fmt: skip
+            ran = re.findall(r"^\d\d:\d\d \+\d+(?: -\d+)?: /\S+_test\.dart: (.+?)( \[E\])?$",
+                             out, re.M)  # fmt: skip
+            assert len(ran) == int(passed) + int(failed)
+            rerun = out.count("To run this test again:")
+            assert sum(bool(e) for _, e in ran) == int(failed) == rerun
+        # fs_read answers the lines asked for; fs_write the bytes it wrote.
+        for arguments, result in _calls(session, "fs_read"):
+            answer = json.loads(result)
+            first, last = arguments.get("from_line", 1), arguments.get("to_line", answer["to_line"])
+            assert (answer["from_line"], answer["to_line"]) == (first, last)
+            assert answer["text"].count("\n") + 1 == last - first + 1 <= answer["total_lines"]
+        for arguments, result in _calls(session, "fs_write"):
+            assert json.loads(result) == {"ok": True, "bytes": len(arguments["text"].encode())}
+        for arguments, result in _calls(session, "fs_remove"):
+            assert json.loads(result) == {"ok": True, "removed": arguments["file"]}
+        for _, result in _calls(session, "code_search"):
+            assert len(json.loads(result)["hits"]) <= 25
+        for arguments, result in _calls(session, "plan_set"):
+            states = [step["state"] for step in arguments["steps"]]
+            assert set(states) <= {"todo", "doing", "done", "dropped"}
+            assert json.loads(result) == {"ok": True, "steps": len(states), "doing": 1}
+        # The final answer is the notify_user call, and the session ends on its result.
+        [(told, delivered)] = _calls(session, "notify_user")
+        assert json.loads(delivered) == {"ok": True, "delivered": True}
+        assert session.conversation.messages[-1].role == "tool"
+        [last] = [f for f in session.facts if f.category == "last_message"]
+        assert told["message"].startswith(last.probe[0])
+        [measured] = [r for a, r in runs if a["cmdline"].startswith("dart run benchmark/")]
+        assert re.fullmatch(r"FlushBatch\(RunTime\): \d+\.\d\d us\.\n", measured["stdout"])
+
+
+def test_homegrown_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.homegrown import HomegrownVoice
+
+    values = [value for _, *row in HomegrownVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+
+
 #: Families that tell the story's second-thoughts variant.
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
-    "windsurf-style", "amp-style", "copilot-style",
+    "windsurf-style", "amp-style", "copilot-style", "homegrown-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -743,6 +855,9 @@ _PLAN_ROW_STATUS = {
 _AMP_STATUS = {"todo": "pending", "in-progress": "in_progress"}
 #: Copilot's `manage_todo_list` statuses, as the story names them.
 _TODO_STATE = {"not-started": "pending", "in-progress": "in_progress", "completed": "completed"}
+#: The homegrown agent's `plan_set` states, as the story names them.
+_PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed",
+                   "dropped": "cancelled"}  # fmt: skip
 #: Zed's plan steps, as its assistant numbers them in its own messages.
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
@@ -759,7 +874,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
     `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
     message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
-    Copilot's `manage_todo_list` lists, Cursor's `todo_write` items merged by id, or Amp's
+    Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Cursor's
+    `todo_write` items merged by id, or Amp's
     `todo_write` list."""
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -808,6 +924,13 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                 items = arguments["todoList"]
                 lists.append(
                     [{"description": i["title"], "status": _TODO_STATE[i["status"]]} for i in items]
+                )
+            elif call.name == "plan_set":  # the homegrown agent: the whole plan each time
+                lists.append(
+                    [
+                        {"description": i["title"], "status": _PLAN_SET_STATE[i["state"]]}
+                        for i in arguments["steps"]
+                    ]
                 )
             elif call.name == "todo_write":
                 # Cursor merges by id when asked; Amp (no `merge`) replaces the whole list,

@@ -24,6 +24,7 @@ from compaction.eval.families.crush import CrushVoice
 from compaction.eval.families.cursor import CursorVoice
 from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
+from compaction.eval.families.homegrown import HomegrownVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.story import tell
 from compaction.eval.families.windsurf import WindsurfVoice
@@ -46,6 +47,7 @@ _VOICES: tuple[type[Voice], ...] = (
     WindsurfVoice,
     AmpVoice,
     CopilotVoice,
+    HomegrownVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -399,6 +399,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "    }",
                 "",
             ]
+        elif lang == "dart":
+            method = camel(name)[:1].lower() + camel(name)[1:]
+            out += [
+                f"  List<String> {method}({a.title()} {a}, {{String? {b}}}) {{",
+                f"    final key = {b} ?? '{rng.choice(_WORDS)}';",
+                f"    return {a}.items.where((x) => x.{b} == key).map((x) => x.id).toList();",
+                "  }",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
