@@ -576,6 +576,39 @@ def test_cue_patterns_read_any_case_and_refuse_upper_case_patterns() -> None:
     assert signals.cue(r"\S+\b").search("x") is not None  # escapes are not letters
 
 
+def test_a_shell_envelopes_code_and_ok_flag_are_its_exit_status() -> None:
+    failed = {"ok": False, "code": 2, "stdout": "Analyzing app...\n", "stderr": "", "took_ms": 9}
+    assert signals.outcome_of(json.dumps(failed))[0] == "exit 2"
+    assert signals.outcome_of(json.dumps({**failed, "code": 0, "ok": True}))[0] == "ok"
+    # No code at all: the envelope's own flag says it failed.
+    flagged = {"success": False, "stdout": "Analyzing app...\n"}
+    assert signals.outcome_of(json.dumps(flagged))[0] == "failed"
+
+
+def test_dart_and_flutter_output_is_read() -> None:
+    analyze = (
+        "Analyzing app...\n\n"
+        "  error \u2022 Undefined name 'tenantId' \u2022 lib/src/signer.dart:88:39 \u2022 "
+        "undefined_identifier\n\n1 issue found. (ran in 3.4s)\n"
+    )
+    outcome, errors = signals.outcome_of(analyze)
+    assert outcome == "failed"
+    assert errors[0].startswith("error \u2022 Undefined name 'tenantId'")
+    run = (
+        "00:01 +3: /w/test/queue_test.dart: Queue keeps order\n"
+        "00:02 +3 -1: /w/test/queue_test.dart: Queue retries a timed-out delivery [E]\n"
+        "  Expected: <2>\n    Actual: <3>\n"
+        "00:03 +12 -1: Some tests failed.\n"
+    )
+    assert signals.test_summary(run) == "+12 -1: Some tests failed."
+    outcome, errors = signals.outcome_of(run)
+    assert outcome == "failed"
+    assert "Queue retries a timed-out delivery [E]" in errors[0]
+    passed = "00:01 +3: /w/test/queue_test.dart: Queue keeps order\n00:02 +4: All tests passed!\n"
+    assert signals.test_summary(passed) == "+4: All tests passed!"
+    assert signals.outcome_of(passed) == ("ok", ())
+
+
 def test_a_shell_tools_empty_error_field_is_not_an_error() -> None:
     # Gemini CLI's run_shell_command reports every field, "Error: (none)" when there is none.
     output = "Command: ls\nDirectory: (root)\nOutput: a.go\nError: (none)\nExit Code: 0"

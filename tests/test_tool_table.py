@@ -1213,6 +1213,8 @@ def test_a_known_tool_name_with_other_argument_names_still_names_its_file(
         # Another agent's `Bash` takes `cmd`; another's `run_shell_command` takes `CommandLine`.
         ("Bash", {"cmd": "git rm -q src/legacy.cpp", "cwd": "/w"}),
         ("run_shell_command", {"CommandLine": "git rm -q src/legacy.cpp"}),
+        # A tool the table does not know, its command under a name of its own.
+        ("shell_exec", {"cmdline": "git rm -q src/legacy.cpp", "workdir": "/w"}),
     ],
 )
 def test_a_known_shell_tool_with_other_argument_names_still_names_its_command(
@@ -1222,6 +1224,8 @@ def test_a_known_shell_tool_with_other_argument_names_still_names_its_command(
         command("git rm -q src/legacy.cpp"),
         file("src/legacy.cpp", "deleted"),
     )
+    # An id of a command is not one (Cascade's `command_status` takes `CommandId`).
+    assert actions_of_call("command_status", {"CommandId": "a1b2c3", "WaitSeconds": 5}) == ()
 
 
 @pytest.mark.parametrize(

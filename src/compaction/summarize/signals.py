@@ -43,6 +43,7 @@ _ERROR_LINE = re.compile(
       | FAILED\s+\S                                 # pytest failed test id
       | ERROR\s*[:\s]\s*\S                          # generic ERROR lines
       | (?:error|fatal|panic)(?:\[\w+\])?:\s         # compilers, git, rust, go
+      | error\ \u2022\ \S                             # the Dart analyzer
       | npm\s+ERR!                                  # npm
       | Segmentation\ fault
       | [^\s:]+:\d+(?::\d+)?:\s*(?:fatal\ )?error\b   # file:line[:col]: error
@@ -67,7 +68,8 @@ _DIAGNOSTIC = re.compile(r"^[^\s:]+\.\w+:\d+(?::\d+)?: \S.*$", re.MULTILINE)
 # `Errors: 2`, `Found 3 errors.`, `1 error generated.`, `Build FAILED.`.
 _FAILED_VERDICT = cue(
     r"(?:(?:found\s+)?[1-9]\d*\s+errors?(?:\(s\))?(?:\s+generated)?|errors?\s*:\s*[1-9]\d*"
-    r"|[1-9]\d*\s+failed\s+tests?|(?:build|compilation|check)\s+failed|failed)\s*[.!]?"
+    r"|[1-9]\d*\s+failed\s+tests?|[1-9]\d*\s+issues?\s+found(?:\.\s+\(ran\s+in\s+[\d.]+s\))?"
+    r"|(?:build|compilation|check)\s+failed|failed)\s*[.!]?"
 )
 _ERROR_ANYWHERE = re.compile(r"command not found|No such file or directory|Permission denied")
 # Every error line contains one of these (lower-cased); finding them with `str.find` first
@@ -129,6 +131,12 @@ _GRADLE_TESTS = re.compile(
     r"^(\d+ tests? completed(?:, \d+ (?:failed|skipped))*)\s*$", re.MULTILINE
 )
 # gotestsum's closing line: `DONE 37 tests, 2 skipped, 1 failure in 4.213s`.
+# Dart's test reporter: `+passed ~skipped -failed: verdict`, after the elapsed time.
+_DART_TESTS = re.compile(
+    r"^(?:\d+:\d\d\s+)?(\+\d+(?:\s+~\d+)?(?:\s+-\d+)?:\s+"
+    r"(?:All tests passed!|Some tests failed\.))\s*$",
+    re.MULTILINE,
+)
 _GOTESTSUM = re.compile(
     r"^DONE (\d+ tests?(?:, \d+ (?:skipped|failures?|errors?))*)(?: in [\d.]+m?s)?\s*$",
     re.MULTILINE,
@@ -245,6 +253,9 @@ def test_summary(text: str) -> str | None:
         summaries = [s for s in summaries if re.search(r"passed|failed|error", s, re.I)]
         if summaries:
             return summaries[-1]
+    dart = _DART_TESTS.findall(tail) if " tests " in tail else None
+    if dart:
+        return str(dart[-1])
     done = _GOTESTSUM.findall(tail) if "DONE " in tail else None
     if done:
         return str(done[-1])
@@ -313,13 +324,24 @@ def _counted_summary(tail: str) -> str | None:
 @text_cache()
 def summary_fails(summary: str) -> bool:
     """Whether a test summary (as `test_summary` returns it) counts a failure or an error."""
-    if re.search(r"\bFAILED\b", summary):
+    if re.search(r"\bFAILED\b|(?:^|\s)-[1-9]\d*:|\bSome tests failed\b", summary):
         return True
     return any(n > 0 and word in _FAILING_WORDS for n, word, _m in _counts(_lowered(summary)))
 
 
 _STREAM_KEYS = ("stdout", "output", "result", "stderr", "error", "content", "message", "text")
-_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code")
+# `code` last: beside a stream it is the run's exit code in many shells' envelopes.
+_EXIT_KEYS = (
+    "exit_code",
+    "exitCode",
+    "returncode",
+    "return_code",
+    "exit_status",
+    "status_code",
+    "code",
+)
+# An envelope's own verdict, where it states no exit code (`{"ok": false, ...}`).
+_OK_KEYS = ("ok", "success")
 
 
 @text_cache()
@@ -341,6 +363,9 @@ def unwrap_output(text: str) -> str:
         if isinstance(value, int) and not isinstance(value, bool):
             pieces.append(f"exit code {value}")
             break
+    else:
+        if any(data.get(k) is False for k in _OK_KEYS):
+            pieces.append("failed")
     return "\n".join(pieces) if pieces else text
 
 
@@ -370,8 +395,10 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
 _FAILED_TEST = re.compile(
     r"^\s{0,6}(?:\d{1,3}\)\s+\S.{2,160}|Failed\s+[\w.+<>`,\[\]-]+\s+\[[\d.,]+\s*m?s\]"
     r"|\[ERROR\]\s{2,}[\w$.]+[.#][\w$]+(?::\d+)?\b.{0,160}"
-    # GoogleTest's verdict on one test; CTest's list of the tests that failed.
+    # GoogleTest's verdict on one test; CTest's list of the tests that failed; Dart's
+    # reporter line of a test that failed (`[E]`).
     r"|\[\s+FAILED\s+\]\s+[A-Za-z_][\w.:/<>-]*\s+\(\d+\s+ms\)"
+    r"|\d+:\d\d\s+\+\d+(?:\s+~\d+)?\s+-\d+:\s+.{1,200}\s\[E\]"
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,

@@ -758,7 +758,7 @@ def _commands(arguments: Mapping[str, object], row: ToolMeaning) -> list[str]:
         if command is None:
             # Agents share shell tool names and differ in argument names (`Bash` takes
             # `command` in one agent and `cmd` in another): the usual names, any spelling.
-            command = _first_command(_by_key_form(arguments), _FALLBACK_COMMAND_FORMS)
+            command = _fallback_command(_by_key_form(arguments))
         return [] if command is None else [command]
     for key in row.command_keys:
         value = arguments.get(key)
@@ -1003,6 +1003,16 @@ def _by_key_form(arguments: Mapping[str, object]) -> dict[str, object]:
     return {_key_form(k): v for k, v in arguments.items()}
 
 
+def _fallback_command(forms: Mapping[str, object]) -> str | None:
+    """The command under the usual names, else under any name that says it holds one
+    (`cmdline`, `shell_command`; not `command_id`), in arguments keyed by `_key_form`."""
+    command = _first_command(forms, _FALLBACK_COMMAND_FORMS)
+    if command is not None:
+        return command
+    named = [k for k in forms if ("cmd" in k or "command" in k) and not k.endswith(("id", "ids"))]
+    return _first_command(forms, named)
+
+
 def _fallback_paths(forms: Mapping[str, object]) -> list[str]:
     """The paths under the usual path argument names, in arguments keyed by `_key_form`."""
     return [p for p in _paths(forms, _FALLBACK_PATH_FORMS) if _plausible_path(p)]
@@ -1017,7 +1027,7 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
     _server, tool = _mcp_parts(name)
     words = name_words(tool or name)
     if words & _SHELL_WORDS:
-        command = _first_command(forms, _FALLBACK_COMMAND_FORMS)
+        command = _fallback_command(forms)
         if command is not None:
             yield from command_actions(command)
             return
