@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -272,6 +273,17 @@ def hexid(rng: random.Random, n: int = 7) -> str:
 def camel(snake: str) -> str:
     """`ledger_invoice` → `LedgerInvoice`."""
     return "".join(part.title() for part in snake.split("_"))
+
+
+def lower_camel(snake: str) -> str:
+    """`orders_batches` → `ordersBatches`."""
+    word = camel(snake)
+    return word[:1].lower() + word[1:]
+
+
+#: A line of the story's own code (`throttle_limit = 4`, `outbox_send(batch, tenant_id)`):
+#: its module, the value a limit is set to (None for a send), whether a send passes the tenant.
+STORY_LINE = re.compile(r"^([a-z]+)_(limit = (\S+)|send\(batch(, tenant_id)?\))$")
 
 
 def token(rng: random.Random, n: int = 4) -> str:

@@ -35,11 +35,10 @@ session ends on the assistant's text.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel
+from compaction.eval.families._base import STORY_LINE, Session, Voice, camel
 
 ROOT = "/home/dev/code/tidewater"
 BUILD = f"{ROOT}/build"
@@ -86,12 +85,11 @@ FLUSH_WINDOW = (
     "}",
 )
 #: A story line (`throttle_limit = 4`, `outbox_send(batch)`) before it is C++.
-_STORY_LINE = re.compile(r"^[a-z]+_(?:limit = \S+|send\(batch(?:, tenant_id)?\))$")
 
 
 def cpp_line(line: str) -> str:
     """A story line as the C++ statement it stands for (`outbox_send(batch);`)."""
-    return f"    {line};" if _STORY_LINE.match(line) else line
+    return f"    {line};" if STORY_LINE.match(line) else line
 
 
 def _diff(path: str, hunks: Sequence[tuple[int, Sequence[str]]]) -> str:

@@ -52,11 +52,10 @@ own description says so), and the session ends on the assistant's text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel, hexid
+from compaction.eval.families._base import STORY_LINE, Session, Voice, camel, hexid, lower_camel
 
 ROOT = "/workspaces/harbor"
 PACKAGE = "Harbor"
@@ -116,21 +115,15 @@ DISPATCH_WINDOW = (
     "    }",
     "",
 )
-_STORY_LINE = re.compile(r"^([a-z]+)_(limit = (\S+)|send\(batch(, tenant_id)?\))$")
-
-
-def _lower_camel(snake: str) -> str:
-    word = camel(snake)
-    return word[:1].lower() + word[1:]
 
 
 def swift_line(line: str) -> str:
     """A story line (`throttle_limit = 4`, `outbox_send(batch)`) as the Swift it stands for."""
-    match = _STORY_LINE.match(line)
+    match = STORY_LINE.match(line)
     if not match:
         return line
     module, _, value, tenant = match.groups()
-    name = _lower_camel(module)
+    name = lower_camel(module)
     if value is None:
         return f"        {name}Send(batch{', tenantID: tenantID' if tenant else ''})"
     if value.startswith("settings."):
@@ -607,7 +600,7 @@ class CopilotVoice(Voice):
         )
 
     def build_error(self, module: str) -> tuple[str, str, str]:
-        name = _lower_camel(module)
+        name = lower_camel(module)
         call = f"{name}Send(batch)"
         probe = "missing argument for parameter 'tenantID' in call"
         path = f"{ROOT}/{self.src}/{camel(module)}.swift"

@@ -47,7 +47,7 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel
+from compaction.eval.families._base import STORY_LINE, Session, Voice, camel, lower_camel
 
 ROOT = "/home/dev/work/acme-relay"
 PACKAGE = "com.acme.relay"
@@ -85,22 +85,15 @@ FLUSH_WINDOW = (
     "    private void scheduleRetry(int attempt) {",
 )
 #: A story line (`throttle_limit = 4`, `outbox_send(batch)`) before it is Java.
-_STORY_LINE = re.compile(r"^[a-z]+_(?:limit = \S+|send\(batch(?:, tenant_id)?\))$")
 _SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
-
-
-def _lower_camel(snake: str) -> str:
-    """`orders_batches` → `ordersBatches`."""
-    word = camel(snake)
-    return word[:1].lower() + word[1:]
 
 
 def java_line(line: str) -> str:
     """A story line as the Java it stands for: `throttle_limit = settings.throttle_limit` →
     `private final int throttleLimit = settings.throttleLimit();`."""
-    if not _STORY_LINE.match(line):
+    if not STORY_LINE.match(line):
         return line
-    line = _SNAKE.sub(lambda m: _lower_camel(m.group()), line)
+    line = _SNAKE.sub(lambda m: lower_camel(m.group()), line)
     if " = " in line:
         name, value = line.split(" = ", 1)
         if value.startswith("settings."):
@@ -247,7 +240,7 @@ class CrushVoice(Voice):
 
     @classmethod
     def test_id(cls, module: str, name: str) -> str:
-        return f"{camel(module)}Test.{_lower_camel(name.removeprefix(f'test_{module}_'))}"
+        return f"{camel(module)}Test.{lower_camel(name.removeprefix(f'test_{module}_'))}"
 
     @staticmethod
     def _abs(path: str) -> str:
@@ -459,7 +452,7 @@ class CrushVoice(Voice):
 
     def build_error(self, module: str) -> tuple[str, str, str]:
         name = camel(module)
-        method = f"{_lower_camel(module)}Send"
+        method = f"{lower_camel(module)}Send"
         probe = f"method {method} in class {PACKAGE}.{name} cannot be applied to given types"
         where = f"{ROOT}/{self.src}/{name}.java:[88,9]"
         detail = (

@@ -34,15 +34,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel, hexid
+from compaction.eval.families._base import Session, Voice, camel, hexid, lower_camel
 
 ROOT = "/Users/dev/code/tollgate"
-
-
-def _lower_camel(snake: str) -> str:
-    """`orders_batches` → `ordersBatches`."""
-    word = camel(snake)
-    return word[:1].lower() + word[1:]
 
 
 class GooseVoice(Voice):
@@ -166,7 +160,7 @@ class GooseVoice(Voice):
 
     @classmethod
     def test_id(cls, module: str, name: str) -> str:
-        method = _lower_camel(name.removeprefix(f"test_{module}_"))
+        method = lower_camel(name.removeprefix(f"test_{module}_"))
         return f"{camel(module)}Test > {method}()"
 
     def shell(self, command: str, output: str, *, exit_code: int = 0, filler: bool = False) -> None:

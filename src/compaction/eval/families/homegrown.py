@@ -37,11 +37,10 @@ passed!"); `dart format`'s "Formatted N files (0 changed) in Xs seconds."; build
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel
+from compaction.eval.families._base import STORY_LINE, Session, Voice, camel, lower_camel
 
 ROOT = "/srv/agent/checkouts/fieldkit"
 APP = "fieldkit"
@@ -84,22 +83,16 @@ DISPATCH_WINDOW = (
     "  }",
     "",
 )
-_STORY_LINE = re.compile(r"^([a-z]+)_(limit = (\S+)|send\(batch(, tenant_id)?\))$")
-
-
-def _lower_camel(snake: str) -> str:
-    word = camel(snake)
-    return word[:1].lower() + word[1:]
 
 
 def dart_line(line: str) -> str:
     """A story line (`throttle_limit = 4`, `outbox_send(batch)`) as the Dart it stands for: the
     call before the fix names a `tenantId` that is not in scope, the fix takes the batch's."""
-    match = _STORY_LINE.match(line)
+    match = STORY_LINE.match(line)
     if not match:
         return line
     module, _, value, tenant = match.groups()
-    name = _lower_camel(module)
+    name = lower_camel(module)
     if value is None:
         source = "batch.tenantId" if tenant else "tenantId"
         return f"    await {name}Send(batch, tenantId: {source});"

@@ -35,11 +35,10 @@ the session ends on the assistant's text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel, hexid
+from compaction.eval.families._base import STORY_LINE, Session, Voice, camel, hexid, lower_camel
 
 ROOT = "/Users/dev/Sites/tollgate"
 #: The first line of every plan message; the revision number follows it.
@@ -80,21 +79,15 @@ DISPATCH_WINDOW = (
     "        {call}",
     "    }",
 )
-_STORY_LINE = re.compile(r"^([a-z]+)_(limit = (\S+)|send\(batch(, tenant_id)?\))$")
-
-
-def _lower_camel(snake: str) -> str:
-    word = camel(snake)
-    return word[:1].lower() + word[1:]
 
 
 def php_line(line: str) -> str:
     """A story line (`throttle_limit = 4`, `outbox_send(batch)`) as the PHP it stands for."""
-    match = _STORY_LINE.match(line)
+    match = STORY_LINE.match(line)
     if not match:
         return line
     module, _, value, tenant = match.groups()
-    name = _lower_camel(module)
+    name = lower_camel(module)
     if value is None:
         return f"        $this->{name}Send($batch{', $tenantId' if tenant else ''});"
     if value.startswith("settings."):
@@ -499,7 +492,7 @@ class WindsurfVoice(Voice):
 
     def build_error(self, module: str) -> tuple[str, str, str]:
         name = camel(module)
-        method = f"{_lower_camel(module)}Send"
+        method = f"{lower_camel(module)}Send"
         probe = f"{method}() invoked with 1 parameter, 2 required"
         rule = "-" * 66
         rows = "".join(
