@@ -365,21 +365,13 @@ def test_zed_style_paths_start_at_the_worktree_root_and_edits_carry_no_text() ->
 
 def test_zed_style_shares_no_tool_shape_with_another_family() -> None:
     # Real agents share names (`read_file`, `edit_file`); what their calls carry differs.
-    def shapes(family: str) -> dict[str, set[str]]:
-        found: dict[str, set[str]] = {}
-        for session in sessions(family):
-            for message in session.conversation.messages:
-                for call in message.tool_calls:
-                    found.setdefault(call.name, set()).update(json.loads(call.arguments))
-        return found
-
-    zed = shapes("zed-style")
+    zed = _shapes("zed-style")
     # Amp declares `list_directory` with a lone `path`, as Zed does: the one shape the two
     # agents' own tool lists share.
     same_in_both = {("amp-style", "list_directory")}
     for family in FAMILIES:
         if family != "zed-style":
-            theirs = shapes(family)
+            theirs = _shapes(family)
             for name in set(zed) & set(theirs):
                 if (family, name) not in same_in_both:
                     assert zed[name] != theirs[name], (family, name)
