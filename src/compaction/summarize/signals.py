@@ -735,13 +735,14 @@ def prose_signals(text: str) -> tuple[tuple[str, bool, bool, bool, bool], ...]:
     todo = _TODO.search(prose) is not None
     done = _DONE.search(prose) is not None
     decision = _DECISION.search(prose) is not None
+    noted = _NOTE.search(prose) is not None
     return tuple(
         (
             s,
             todo and _TODO.search(low) is not None,
             done and _DONE.search(low) is not None,
             decision and _is_decision(low),
-            _is_note(s, low),
+            _is_note(s, low, flagged=noted),
         )
         for s, low in zip(found, lowered, strict=True)
     )
@@ -763,8 +764,9 @@ def is_note(sentence: str) -> bool:
     return _is_note(sentence, sentence.lower())
 
 
-def _is_note(sentence: str, lowered: str) -> bool:
-    if _NOTE_START.match(lowered) or _NOTE.search(lowered):
+def _is_note(sentence: str, lowered: str, *, flagged: bool = True) -> bool:
+    """`flagged`: whether the prose the sentence is from holds a note cue at all."""
+    if _NOTE_START.match(lowered) or (flagged and _NOTE.search(lowered)):
         return True
     return any(v not in _NOT_IDENTIFIERS for v in _identifier_tokens(sentence))
 
