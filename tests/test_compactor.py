@@ -9,7 +9,16 @@ from compaction.config import CompactionConfig, PinRules
 from compaction.dialects import OPENAI
 from compaction.eval.generate import generate_session
 from compaction.exceptions import TargetUnreachableError
-from compaction.messages import Conversation, Message, SummaryPart, TextPart, ToolResultPart
+from compaction.messages import (
+    OBSERVATION,
+    Conversation,
+    Group,
+    Message,
+    SummaryPart,
+    TextPart,
+    ToolResultPart,
+    group_messages,
+)
 from compaction.strategies import (
     CompactionStrategy,
     DigestStrategy,
@@ -170,6 +179,27 @@ def test_an_unreachable_target_is_missed_by_no_more_than_a_digest_of_the_rest() 
     assert summaries and "Where are we now?" in summaries[0].text
     assert result.conversation.messages[-1] == conversation.messages[-1]
     assert validate_for(result.conversation) == []
+
+
+def test_an_action_written_in_text_is_never_parted_from_its_observation() -> None:
+    # SWE-agent style: the command in the assistant's text, the environment's output in the
+    # next (user-role) message. Whatever is compacted, the two go together.
+    def observed(text: str) -> Message:
+        return Message("user", (TextPart(text),), provider_data={OBSERVATION: True})
+
+    steps: list[Message] = []
+    for i in range(12):
+        steps.append(say("assistant", f"Let me look.\n```\ncat src/mod_{i}.py\n```"))
+        steps.append(observed("\n".join(f"{n}: line {n} of mod_{i}" for n in range(80))))
+    assert group_messages(steps)[0] == Group(0, 2)
+    conversation = Conversation(
+        (say("system", "You are an autonomous programmer."), say("user", "Fix the bug."), *steps)
+    )
+    compactor = Compactor()
+    for target in (200, compactor.count(conversation) // 4):
+        result = compactor.compact(conversation, max_tokens=target).conversation
+        assert result.messages[-1] == steps[-1]
+        assert result.messages[-2] == steps[-2], target  # its action, beside it
 
 
 def test_target_met_whenever_protected_content_fits() -> None:

@@ -286,8 +286,10 @@ def group_messages(messages: Sequence[Message]) -> list[Group]:
     """Split messages into groups so that no cut ever separates a tool call from its result.
 
     An assistant message with tool calls absorbs every following message that answers one of
-    its calls (a `tool` message, or a user message whose content starts with tool results).
-    Messages answering calls of an earlier group (malformed input) stay with that earlier group.
+    its calls (a `tool` message, or a user message whose content starts with tool results);
+    one that writes its action in text absorbs the observation that answers it (SWE-agent's
+    environment output, `is_observation`). Messages answering calls of an earlier group
+    (malformed input) stay with that earlier group.
     """
     groups: list[Group] = []
     i = 0
@@ -304,6 +306,13 @@ def group_messages(messages: Sequence[Message]) -> list[Group]:
                     break
                 pending -= answered
                 stop += 1
+        elif (
+            message.role == "assistant"
+            and stop < n
+            and messages[stop].is_observation
+            and not messages[stop].pinned
+        ):
+            stop += 1
         elif message.tool_results and groups and not pinned:
             # A result with no call right before it: keep it attached to the previous group
             # so that a cut can never make it more orphaned than it already is.
