@@ -397,7 +397,7 @@ class WarpVoice(Voice):
             return
         lines = self._files.get(path, [])
         at = lines.index(old_zig) if old_zig in lines else 0
-        if lines:
+        if old_zig in lines:
             lines[at] = new_zig
         diff = {"file_path": self._abs(path), "search": old_zig, "replace": new_zig}
         summary = "Read the limit from config instead of a constant"
