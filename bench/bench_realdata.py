@@ -97,11 +97,11 @@ def swe_sessions() -> tuple[list[EvalSession], str | None]:
 
 
 #: Families also measured in the Anthropic Messages dialect (their agent speaks it).
-ANTHROPIC_FAMILIES = ("cc-style",)
+ANTHROPIC_FAMILIES = ("cc-style", "warp-style")
 
 
 def generated_family_sessions() -> list[EvalSession]:
-    """Every family's sessions (OpenAI chat), and the Claude-Code-style family's again as
+    """Every family's sessions (OpenAI chat), and those of `ANTHROPIC_FAMILIES` again as
     Anthropic Messages."""
     sessions = []
     for family in FAMILIES:

@@ -518,6 +518,30 @@ def test_copilots_terminal_tool_and_file_path_argument_are_read() -> None:
     }
 
 
+def test_warps_edit_files_names_its_files_inside_its_diff_lists() -> None:
+    # Warp's agent mode edits through `edit_files` (the ApplyFileDiffs tool of its protocol):
+    # the files sit in `diffs`, `new_files` and `deleted_files` lists, each item naming its
+    # `file_path`, not in a top-level argument.
+    outbox, ring, legacy = "src/outbox.zig", "src/ring.zig", "src/legacy_outbox.zig"
+    conv = conversation(
+        call("c1", "read_files", files=[{"name": outbox}]),
+        result("c1", '{"text_files_success": {"files": []}}'),
+        call("c2", "edit_files", summary="Pass the tenant through",
+             diffs=[{"file_path": outbox, "search": "a", "replace": "b"},
+                    {"file_path": outbox, "search": "c", "replace": "d"}]),
+        result("c2", '{"success": {}}'),
+        call("c3", "edit_files", summary="Add the ring buffer",
+             new_files=[{"file_path": ring, "content": "const std = @import(\"std\");"}]),
+        result("c3", '{"success": {}}'),
+        call("c4", "edit_files", summary="Drop the legacy outbox",
+             deleted_files=[{"file_path": legacy}]),
+        result("c4", '{"success": {}}'),
+    )  # fmt: skip
+    found = extract_probes(conv)
+    facts = {f.probe[0]: f.category for f in found if f.category.startswith("file_")}
+    assert facts == {outbox: "file_modified", ring: "file_created", legacy: "file_deleted"}
+
+
 def test_writing_a_file_seen_before_modifies_it_and_unseen_creates_it() -> None:
     conv = conversation(
         call("c1", "read_file", path="src/app.py"),

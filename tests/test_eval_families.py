@@ -824,7 +824,7 @@ def test_homegrown_style_values_never_hide_inside_each_other() -> None:
 #: Families that tell the story's second-thoughts variant.
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
-    "windsurf-style", "amp-style", "copilot-style", "homegrown-style",
+    "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -850,6 +850,8 @@ _TODO_STATE = {"not-started": "pending", "in-progress": "in_progress", "complete
 #: The homegrown agent's `plan_set` states, as the story names them.
 _PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed",
                    "dropped": "cancelled"}  # fmt: skip
+#: Warp's to-do tools, each changing the one list.
+_WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
 #: Zed's plan steps, as its assistant numbers them in its own messages.
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
@@ -874,6 +876,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
 
     lists = []
     merged: dict[str, dict[str, str]] = {}
+    warp: dict[str, dict[str, str]] = {}  # Warp's to-dos by id, in the order created
     for message in session.conversation.messages:
         text = message.text if message.role == "assistant" else ""
         if text.startswith(PLAN_OPENERS):
@@ -924,6 +927,27 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                         for i in arguments["steps"]
                     ]
                 )
+            elif call.name in _WARP_TODO_TOOLS:
+                # Warp: pending or completed, the first pending one being worked on; a to-do
+                # left out of the pending list is dropped.
+                if call.name == "create_todo_list":
+                    items = arguments["initial_todos"]
+                    warp = {i["id"]: {"description": i["title"], "status": "pending"}
+                            for i in items}  # fmt: skip
+                elif call.name == "mark_todos_completed":
+                    for todo in arguments["todo_ids"]:
+                        warp[todo]["status"] = "completed"
+                else:
+                    pending = {i["id"]: i["title"] for i in arguments["updated_pending_todos"]}
+                    warp = {k: v for k, v in warp.items()
+                            if v["status"] != "pending" or k in pending}  # fmt: skip
+                    for todo, title in pending.items():
+                        warp.setdefault(todo, {"description": title, "status": "pending"})
+                listed = [dict(item) for item in warp.values()]
+                waiting = [item for item in listed if item["status"] == "pending"]
+                if waiting:
+                    waiting[0]["status"] = "in_progress"
+                lists.append(listed)
             elif call.name == "todo_write":
                 # Cursor merges by id when asked; Amp (no `merge`) replaces the whole list,
                 # in its own status words.
@@ -1032,3 +1056,175 @@ def test_truncation_alone_loses_most_of_what_was_planted() -> None:
     result = compactor.compact(session.conversation, max_tokens=target)
     marks = score(session.facts, conversation_text(result.conversation))
     assert marks.overall.value < 0.6
+
+
+def test_warp_style_speaks_warps_agent_mode_tools() -> None:
+    mine = _shapes("warp-style")
+    assert set(mine) == {
+        "run_command", "read_shell_command_output", "read_files", "edit_files", "create_file",
+        "grep", "file_glob", "search_codebase", "create_todo_list", "mark_todos_completed",
+        "update_pending_todos",
+    }  # fmt: skip
+    assert mine["run_command"] == {
+        "command", "is_read_only", "uses_pager", "is_risky", "wait_until_complete",
+    }  # fmt: skip
+    assert mine["read_shell_command_output"] == {"command_id", "on_completion"}
+    assert mine["read_files"] == {"files"} and mine["create_file"] == {"file_path", "content"}
+    assert mine["edit_files"] == {"summary", "diffs", "deleted_files"}
+    assert mine["grep"] == {"queries", "path"} and mine["file_glob"] == {"patterns", "path"}
+    assert mine["search_codebase"] == {"query", "path_filters", "codebase_path"}
+    assert mine["create_todo_list"] == {"initial_todos"}
+    assert mine["mark_todos_completed"] == {"todo_ids"}
+    assert mine["update_pending_todos"] == {"updated_pending_todos"}
+    # Names other agents use too (`run_command`, `create_file`, `grep`) carry other arguments.
+    for family in FAMILIES:
+        if family != "warp-style":
+            theirs = _shapes(family)
+            for name in set(mine) & set(theirs):
+                assert mine[name] != theirs[name], (family, name)
+    for session in sessions("warp-style"):
+        for arguments, _ in _calls(session, "read_files"):
+            for item in arguments["files"]:
+                assert set(item) <= {"name", "line_ranges"} and item["name"].startswith("/")
+        for arguments, _ in _calls(session, "edit_files"):
+            for diff in arguments.get("diffs", []):
+                assert set(diff) == {"file_path", "search", "replace"}
+            assert all(set(gone) == {"file_path"} for gone in arguments.get("deleted_files", []))
+            assert ("diffs" in arguments) != ("deleted_files" in arguments)
+
+
+def test_warp_style_answers_with_its_protocols_result_messages() -> None:
+    from compaction.eval.families.warp import BENCH, ROOT
+
+    for session in sessions("warp-style"):
+        runs = [(a, json.loads(r)) for a, r in _calls(session, "run_command")]
+        for arguments, answer in runs:
+            command = arguments["command"]
+            assert answer["command"] == command
+            assert not command.startswith(("cd ", "cat ", "tail ", "head "))
+            if command.startswith("git "):
+                assert command.startswith(("git --no-pager", "git ls-files")), command
+            left = arguments.get("wait_until_complete", True) is False
+            assert set(answer) == {"command", "long_running_command_snapshot"
+                                   if left else "command_finished"}  # fmt: skip
+        # The benchmark is left running and read back by its block's id when it completes.
+        [(started, snapshot)] = [(a, r) for a, r in runs if "long_running_command_snapshot" in r]
+        [(read_back, done)] = _calls(session, "read_shell_command_output")
+        assert started["command"] == BENCH and read_back["on_completion"] is True
+        block = snapshot["long_running_command_snapshot"]["command_id"]
+        assert read_back["command_id"] == block
+        assert json.loads(done)["command_finished"]["command_id"] == block
+        finished = {a["command"]: [] for a, _ in runs}
+        for arguments, answer in runs:
+            if "command_finished" in answer:
+                finished[arguments["command"]].append(answer["command_finished"])
+        # zig build: the undeclared name at both calls, then a silent pass.
+        builds = finished["zig build"]
+        assert [b["exit_code"] for b in builds] == [1, 0] and builds[1]["output"] == ""
+        flagged = re.findall(r"^(src/\w+\.zig):(\d+):(\d+): error: use of undeclared identifier "
+                             r"'tenant_id'$", builds[0]["output"], re.M)  # fmt: skip
+        assert [line for _, line, _ in flagged] == ["88", "93"]
+        assert "error: the following command failed with 2 compilation errors:" in builds[0][
+            "output"]  # fmt: skip
+        assert "\nBuild Summary: 0/3 steps succeeded; 1 failed\n" in builds[0]["output"]
+        # The fix: one edit_files call, one two-line hunk per call, each search unique.
+        [fix] = [a for a, _ in _calls(session, "edit_files") if len(a.get("diffs", [])) == 2]
+        assert {d["file_path"] for d in fix["diffs"]} == {f"{ROOT}/{flagged[0][0]}"}
+        searches = [d["search"] for d in fix["diffs"]]
+        assert len(set(searches)) == 2 and all(s.count("\n") == 1 for s in searches)
+        assert all(s.endswith("tenant_id);") and "batch.tenant_id" not in s for s in searches)
+        [filtered] = finished["zig build test -Dtest-filter=tenant --summary all"]
+        assert filtered["exit_code"] == 0
+        assert re.match(r"Build Summary: 3/3 steps succeeded; (\d+)/\1 tests passed\n",
+                        filtered["output"])  # fmt: skip
+        # zig build test: each failed test reported with what expectEqual saw, counted in the
+        # build summary.
+        tests = finished["zig build test"]
+        assert len(tests) == 2 and all(t["exit_code"] == 1 for t in tests)
+        for run in tests:
+            out = run["output"]
+            [(passed, total, failed)] = re.findall(
+                r"^Build Summary: 3/5 steps succeeded; 1 failed; (\d+)/(\d+) tests passed; "
+                r"(\d+) failed$", out, re.M)  # fmt: skip
+            assert int(passed) + int(failed) == int(total)
+            reported = re.findall(r"^error: '(\w+\.test\.[a-z ]+)' failed: expected \d+, "
+                                  r"found \d+$", out, re.M)  # fmt: skip
+            assert len(reported) == int(failed)
+            assert out.count(f"run test {passed}/{total} passed, {failed} failed") == 2
+        # The first failure run alone in Warp's terminal: the test runner's tty line.
+        first = re.search(r"^error: '(.+?)' failed: (.+)$", tests[0]["output"], re.M)
+        assert first is not None
+        [alone] = [r for c, rs in finished.items() if c.startswith("zig test ") for r in rs]
+        assert alone["exit_code"] == 1
+        tty_line = f"1/1 {first[1]}...FAIL (TestExpectedEqual)"
+        assert alone["output"].startswith(f"{first[2]}\n{tty_line}\n")
+        assert "\n0 passed; 0 skipped; 1 failed.\n" in alone["output"]
+        # read_files answers the lines asked for, under the path asked for.
+        for arguments, answer in _calls(session, "read_files"):
+            [item] = arguments["files"]
+            [file] = json.loads(answer)["text_files_success"]["files"]
+            assert file["file_path"] == item["name"]
+            if "line_ranges" in item:
+                [span] = item["line_ranges"]
+                assert file["line_range"] == span
+                assert file["content"].count("\n") + 1 == span["end"] - span["start"] + 1
+            else:
+                assert "line_range" not in file
+        # grep carries line numbers only, as Warp's protocol does.
+        for arguments, answer in _calls(session, "grep"):
+            for match in json.loads(answer)["success"]["matched_files"]:
+                assert match["file_path"].startswith(f"{ROOT}/{arguments['path']}/")
+                assert all(set(line) == {"line_number"} for line in match["matched_lines"])
+        for arguments, answer in _calls(session, "create_file"):
+            [written] = json.loads(answer)["success"]["updated_files_v2"]
+            assert written["file"]["file_path"] == arguments["file_path"]
+            assert written["file"]["line_range"]["end"] == arguments["content"].count("\n")
+        # The to-do tools answer with the ids pending and completed, and know no others.
+        known: set[str] = set()
+        for message in session.conversation.messages:
+            for call in message.tool_calls:
+                arguments = json.loads(call.arguments)
+                if call.name == "create_todo_list":
+                    known |= {i["id"] for i in arguments["initial_todos"]}
+                elif call.name == "update_pending_todos":
+                    known |= {i["id"] for i in arguments["updated_pending_todos"]}
+                elif call.name == "mark_todos_completed":
+                    assert set(arguments["todo_ids"]) <= known
+        for name in _WARP_TODO_TOOLS:
+            for _, answer in _calls(session, name):
+                state = json.loads(answer)
+                assert set(state) == {"pending", "completed"}
+                assert set(state["pending"]) | set(state["completed"]) <= known
+        assert session.conversation.messages[-1].role == "assistant"
+
+
+def test_warp_style_is_measured_as_anthropic_messages_too() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_realdata
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("bench_realdata", None)
+    assert "warp-style" in bench_realdata.ANTHROPIC_FAMILIES
+    for session in sessions("warp-style"):
+        payload = ANTHROPIC.encode(session.conversation)
+        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        uses = [b for b in blocks if b["type"] == "tool_use"]
+        answered = [b for b in blocks if b["type"] == "tool_result"]
+        calls = [c for m in session.conversation.messages for c in m.tool_calls]
+        assert len(uses) == len(answered) == len(calls)
+        assert [b["name"] for b in uses] == [c.name for c in calls]
+        assert {b["tool_use_id"] for b in answered} == {b["id"] for b in uses}
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+def test_warp_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.warp import WarpVoice
+
+    values = [value for _, *row in WarpVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value

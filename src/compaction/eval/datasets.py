@@ -63,7 +63,8 @@ by its own eyes:
   `<returncode>`). Windows paths (`absolutePath` of Cline) are named by their last component.
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
-  through `run_in_terminal`.
+  through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
+  (edited), `new_files` (written) and `deleted_files` lists.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -774,6 +775,29 @@ def _named_path(action: _Action) -> str | None:
     return _tool_path(action.arguments)
 
 
+#: Lists of file items an edit tool may carry instead of one path argument, and what each does
+#: to the file its item names: Warp's `edit_files` (its protocol's ApplyFileDiffs).
+_FILE_ITEM_LISTS: Mapping[str, _FileOp] = {
+    "diffs": "modified",
+    "new_files": "written",
+    "deleted_files": "deleted",
+}
+
+
+def _listed_file_ops(arguments: Mapping[str, Any]) -> list[tuple[str, _FileOp]]:
+    """Files named by the items of an edit tool's file lists, with what each item does."""
+    found: list[tuple[str, _FileOp]] = []
+    for key, op in _FILE_ITEM_LISTS.items():
+        items = arguments.get(key)
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            path = _tool_path(item) if isinstance(item, Mapping) else None
+            if path is not None and (path, op) not in found:
+                found.append((path, op))
+    return found
+
+
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _PATCH_OPS: Mapping[str, _FileOp] = {"Add": "created", "Update": "modified", "Delete": "deleted"}
 
@@ -809,6 +833,8 @@ def _file_ops(action: _Action) -> list[tuple[str, _FileOp]]:
     if "patch" in words and path is None:
         text = next((v for v in action.arguments.values() if isinstance(v, str)), "")
         return [(m.group(2).strip(), _PATCH_OPS[m.group(1)]) for m in _PATCH_FILE.finditer(text)]
+    if path is None and (listed := _listed_file_ops(action.arguments)):
+        return listed
     for vocabulary, op in _NAME_WORDS:
         if words & vocabulary:
             if path is not None:

@@ -27,6 +27,7 @@ from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.homegrown import HomegrownVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.story import tell
+from compaction.eval.families.warp import WarpVoice
 from compaction.eval.families.windsurf import WindsurfVoice
 from compaction.eval.families.zed import ZedVoice
 from compaction.eval.sessions import EvalSession
@@ -48,6 +49,7 @@ _VOICES: tuple[type[Voice], ...] = (
     AmpVoice,
     CopilotVoice,
     HomegrownVoice,
+    WarpVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -420,6 +420,20 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "  }",
                 "",
             ]
+        elif lang == "zig":
+            # `export` is a Zig keyword: as a name it takes a trailing underscore.
+            a, b, field = (w + "_" if w == "export" else w for w in (a, b, rng.choice(_WORDS)))
+            fun = camel(name)[:1].lower() + camel(name)[1:]
+            out += [
+                f"pub fn {fun}({a}: *const {camel(a)}, {b}: ?[]const u8) ![]const u8 {{",
+                f'    const key = {b} orelse "{field}";',
+                f"    for ({a}.items) |item| {{",
+                f"        if (std.mem.eql(u8, item.{b}, key)) return item.id;",
+                "    }",
+                "    return error.NotFound;",
+                "}",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
