@@ -585,6 +585,26 @@ def test_a_shell_envelopes_code_and_ok_flag_are_its_exit_status() -> None:
     assert signals.outcome_of(json.dumps(flagged))[0] == "failed"
 
 
+def test_an_envelope_one_level_down_is_read_and_a_build_summary_keeps_its_counts() -> None:
+    # The run's streams and code in an object of their own, beside the command.
+    output = (
+        "error: 'queue.test.retries a timed out delivery' failed: expected 3, found 2\n"
+        "Build Summary: 3/5 steps succeeded; 1 failed; 35/36 tests passed; 1 failed\n"
+        "test transitive failure\n\u2514\u2500 run test 35/36 passed, 1 failed\n"
+        "error: the following build command failed with exit code 1:"
+    )
+    wrapped = json.dumps(
+        {"command": "zig build test", "command_finished": {"output": output, "exit_code": 1}}
+    )
+    outcome, errors = signals.outcome_of(wrapped)
+    assert outcome == "exit 1"
+    assert errors[0].startswith("error: 'queue.test.retries a timed out delivery' failed")
+    # The line that calls itself the summary, over the step tree after it.
+    summary = signals.test_summary(wrapped)
+    assert summary is not None and "35/36 tests passed; 1 failed" in summary
+    assert signals.summary_fails(summary)
+
+
 def test_dart_and_flutter_output_is_read() -> None:
     analyze = (
         "Analyzing app...\n\n"

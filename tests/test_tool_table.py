@@ -1245,3 +1245,23 @@ def test_argument_names_are_read_whatever_their_case_or_separator(
     name: str, arguments: dict[str, object], expected: Action
 ) -> None:
     assert actions_of_call(name, arguments) == (expected,)
+
+
+def test_an_unknown_tools_lists_of_files_say_what_happened_to_each_by_their_names() -> None:
+    # Files inside lists of objects, each list named for what was done to its files.
+    assert actions_of_call("read_files", {"files": [{"name": "/w/src/a.zig"}]}) == (
+        file("/w/src/a.zig", "read"),
+    )
+    edit = {
+        "summary": "Move the limit into config",
+        "diffs": [{"file_path": "/w/src/b.zig", "search": "a", "replace": "b"}],
+        "new_files": [{"file_path": "/w/src/n.zig", "content": "x"}],
+        "deleted_files": [{"file_path": "/w/src/old.zig"}],
+    }
+    assert actions_of_call("edit_files", edit) == (
+        file("/w/src/b.zig", "modified"),
+        file("/w/src/n.zig", "created"),
+        file("/w/src/old.zig", "deleted"),
+    )
+    # Objects with no path in them name no file.
+    assert actions_of_call("edit_files", {"diffs": [{"search": "a", "replace": "b"}]}) == ()

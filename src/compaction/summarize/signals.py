@@ -236,6 +236,23 @@ def exit_status(text: str, *, is_error: bool = False) -> int | None:
     return 1 if is_error else None
 
 
+# A line naming itself a summary or result, with a count of passed or failed tests on it.
+_LABELLED_SUMMARY = re.compile(
+    r"^[ \t]*((?:[A-Za-z][\w ]{0,20})?(?:[Ss]ummary|[Rr]esults?):[^\n]*?\b\d+(?:/\d+)?\s+"
+    r"(?:tests?\s+)?(?:passed|failed)\b[^\n]*)$",
+    re.MULTILINE,
+)
+# How long a run took, closing its summary line: `in 0.2s`, `in 0.4 (0.7) seconds`.
+_TOOK = re.compile(r"\s+(?:in|after)\s+[\d.]+\s*(?:\([\d.]+\)\s*)?(?:ms|s|secs?|seconds?)\.?\s*$")
+
+
+def _as_printed(line: str) -> str:
+    """A summary line as the runner printed it, its rule of `=` or `-` and the time it took
+    aside: zig's `35/36 tests passed; 1 failed`, XCTest's `Executed 36 tests, with 1 failure
+    (0 unexpected)`, PHPUnit's `Failures: 1.`."""
+    return clip(_TOOK.sub("", line.strip().strip("=-*# ")).strip(), 200)
+
+
 @text_cache()
 def test_summary(text: str) -> str | None:
     """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`)."""
@@ -243,6 +260,11 @@ def test_summary(text: str) -> str | None:
     gradle = _GRADLE_TESTS.findall(tail) if "tests completed" in tail else None
     if gradle:
         return str(gradle[-1])
+    # A line that calls itself the summary or result wins over lines printed around it
+    # (zig's `Build Summary: … 35/36 tests passed; 1 failed` above its step tree).
+    labelled = _LABELLED_SUMMARY.findall(tail) if "ummary:" in tail or "esult:" in tail else None
+    if labelled:
+        return _as_printed(labelled[-1])
     # Only the line holding the last count word can hold the last summary.
     last = max(tail.rfind(" passed"), tail.rfind(" failed"), tail.rfind(" error"))
     if last >= 0:
@@ -250,9 +272,8 @@ def test_summary(text: str) -> str | None:
         end = tail.find("\n", last)
         line = tail[start : len(tail) if end == -1 else end]
         summaries = [m.group(1) for m in _TEST_SUMMARY.finditer(line)]
-        summaries = [s for s in summaries if re.search(r"passed|failed|error", s, re.I)]
-        if summaries:
-            return summaries[-1]
+        if any(re.search(r"passed|failed|error", s, re.I) for s in summaries):
+            return _as_printed(line)
     dart = _DART_TESTS.findall(tail) if " tests " in tail else None
     if dart:
         return str(dart[-1])
@@ -306,9 +327,7 @@ def _counted_summary(tail: str) -> str | None:
         if lone and lowered[end : lone[-1][0]].strip():
             break  # something else between: the lone counts read so far are the summary
         if len(counts) >= 2 and any(c[1] in _VERDICT_WORDS for c in counts) and not lone:
-            # The line as the runner printed it (`Executed 36 tests, with 1 failure (0
-            # unexpected) in 0.4 seconds`, PHPUnit's `Failures: 1.`).
-            return clip(tail[start:end].strip(), 200)
+            return _as_printed(tail[start:end])
         first = counts[0][2]
         if (
             len(counts) == 1
@@ -355,17 +374,21 @@ def unwrap_output(text: str) -> str:
         data = json.loads(stripped)
     except (ValueError, RecursionError):
         return text
-    if not isinstance(data, dict) or not any(k in data for k in (*_STREAM_KEYS, *_EXIT_KEYS)):
+    if not isinstance(data, dict):
         return text
-    pieces = [data[k] for k in _STREAM_KEYS if isinstance(data.get(k), str) and data[k]]
-    for key in _EXIT_KEYS:
-        value = data.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            pieces.append(f"exit code {value}")
-            break
-    else:
-        if any(data.get(k) is False for k in _OK_KEYS):
-            pieces.append("failed")
+    # The streams and the code may also sit one level down (`{"output": …, "metadata":
+    # {"exit_code": 1}}`, `{"command": …, "command_finished": {"output": …, "exit_code": 1}}`).
+    layers = [data, *(v for v in data.values() if isinstance(v, dict))]
+    if not any(k in layer for layer in layers for k in (*_STREAM_KEYS, *_EXIT_KEYS)):
+        return text
+    pieces = [layer[k] for layer in layers for k in _STREAM_KEYS if isinstance(layer.get(k), str)]
+    pieces = [p for p in pieces if p]
+    codes = (layer.get(k) for layer in layers for k in _EXIT_KEYS)
+    code = next((c for c in codes if isinstance(c, int) and not isinstance(c, bool)), None)
+    if code is not None:
+        pieces.append(f"exit code {code}")
+    elif any(layer.get(k) is False for layer in layers for k in _OK_KEYS):
+        pieces.append("failed")
     return "\n".join(pieces) if pieces else text
 
 

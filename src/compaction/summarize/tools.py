@@ -804,7 +804,7 @@ def _path_value(value: object) -> str | None:
 
 def _paths(arguments: Mapping[str, object], keys: Sequence[str]) -> list[str]:
     """The paths under the first of `keys` present: one string, or a list of strings or of
-    objects with a `path` (Roo-Code's `files: [{path, line_ranges}]`)."""
+    objects naming a path (Roo-Code's `files: [{path, line_ranges}]`, `_item_path`)."""
     for key in keys:
         value = arguments.get(key)
         if value is None:
@@ -812,7 +812,7 @@ def _paths(arguments: Mapping[str, object], keys: Sequence[str]) -> list[str]:
         if isinstance(value, list):
             found = []
             for item in value:
-                path = _path_value(item.get("path") if isinstance(item, Mapping) else item)
+                path = _item_path(item) if isinstance(item, Mapping) else _path_value(item)
                 if path:
                     found.append(path)
             if found:
@@ -955,8 +955,11 @@ _SHELL_WORDS = frozenset(
 )
 # Precedence: the first row whose words appear in the name decides the operation.
 NAME_WORD_OPS: tuple[tuple[FileOp, frozenset[str]], ...] = (
-    ("deleted", frozenset({"delete", "remove", "unlink", "rm", "del", "trash"})),
-    ("created", frozenset({"create", "new", "touch", "mkfile"})),
+    (
+        "deleted",
+        frozenset({"delete", "deleted", "remove", "removed", "unlink", "rm", "del", "trash"}),
+    ),
+    ("created", frozenset({"create", "created", "new", "touch", "mkfile"})),
     (
         "modified",
         frozenset(
@@ -1043,10 +1046,38 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
         if todos:
             yield Action("todos", todos=todos)
             return
+    op: FileOp = next((op for op, names in NAME_WORD_OPS if words & names), "read")
     paths = _fallback_paths(forms)
     if paths:
-        op: FileOp = next((op for op, names in NAME_WORD_OPS if words & names), "read")
         yield from (Action("file", path=p, op=op) for p in paths)
+        return
+    yield from _listed_files(arguments, op)
+
+
+def _listed_files(arguments: Mapping[str, object], op: FileOp) -> Iterator[Action]:
+    """Files in lists of objects (`files: [{name}]`, `diffs: [{file_path, …}]`), each list
+    saying by its own name what was done to its files (`deleted_files`, `new_files`; else
+    what the tool's name says, `op`)."""
+    for key, value in arguments.items():
+        if not isinstance(value, list):
+            continue
+        paths = [p for p in map(_item_path, value) if p is not None and _plausible_path(p)]
+        if not paths:
+            continue
+        words = name_words(key)
+        done: FileOp = next((o for o, names in NAME_WORD_OPS if words & names), op)
+        yield from (Action("file", path=p, op=done) for p in paths)
+
+
+def _item_path(item: object) -> str | None:
+    """The path an object in a list of files names: under a usual path argument name, or its
+    `name` (a list of files names each by its name)."""
+    if not isinstance(item, Mapping):
+        return None
+    forms = _by_key_form(item)
+    return next(
+        (p for k in (*_FALLBACK_PATH_FORMS, "name") if (p := _path_value(forms.get(k)))), None
+    )
 
 
 def _plausible_path(value: str) -> bool:
