@@ -63,7 +63,7 @@ by its own eyes:
   `<returncode>`). Windows paths (`absolutePath` of Cline) are named by their last component.
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
-  through `run_in_terminal`.
+  through `run_in_terminal`; Kiro's `deleteFile` names its file in `targetFile`.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -572,6 +572,7 @@ _PATH_KEYS = (
     "TargetFile",
     "AbsolutePath",
     "filePath",
+    "targetFile",
 )
 #: Editor-style tools (`str_replace_editor`, Anthropic's text editor) name the operation in a
 #: `command` argument.
