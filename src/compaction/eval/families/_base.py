@@ -408,6 +408,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "  }",
                 "",
             ]
+        elif lang == "jl":
+            out += [
+                f"function {name}({a}, {b}=nothing)",
+                f"    {b} === nothing && ({b} = load_{a}())",
+                f"    found = filter(x -> x.{b}_id == {b}.id, {a})",
+                f"    return sort(found; by = x -> x.{rng.choice(_WORDS)})",
+                "end",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
