@@ -216,8 +216,8 @@ class KiroVoice(Voice):
             "behavior: they go out again, oldest first. Unchanged behavior: {other} shares the "
             "flush path and has to keep working, so cover it too.",
             "Bugfix spec, please. WHEN a worker restarts in the middle of a batch, THE {module} "
-            "outbox SHALL resend whatever it had parked. Today the envelopes just sit there. "
-            "{other} was copied from the same code, so give it the same treatment.",
+            "service SHALL resend whatever its outbox had parked. Today the envelopes just sit "
+            "there. {other} was copied from the same code, so give it the same treatment.",
         ],
         "set_value": [
             "For the first cut of the design, put the {key} at {value}.",
