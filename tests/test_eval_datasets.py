@@ -542,6 +542,30 @@ def test_warps_edit_files_names_its_files_inside_its_diff_lists() -> None:
     assert facts == {outbox: "file_modified", ring: "file_created", legacy: "file_deleted"}
 
 
+def test_kiros_file_tools_and_their_target_file_argument_are_read() -> None:
+    # Kiro's agent edits with `strReplace` {path, oldStr, newStr}, writes with `fsWrite`
+    # {path, text} and names the file it deletes in `targetFile`.
+    conv = conversation(
+        call("c1", "readFile", path="src/outbox.jl", explanation="Reading it first."),
+        result("c1", "outbox_limit = 4"),
+        call("c2", "strReplace", path="src/outbox.jl", oldStr="outbox_limit = 4",
+             newStr="outbox_limit = settings.outbox_limit"),
+        result("c2", "Replaced text in src/outbox.jl"),
+        call("c3", "fsWrite", path="src/outbox_store.jl", text="module Store end"),
+        result("c3", "Wrote 1 lines to src/outbox_store.jl"),
+        call("c4", "deleteFile", targetFile="src/legacy_outbox.jl",
+             explanation="No callers are left."),
+        result("c4", "Deleted src/legacy_outbox.jl"),
+    )  # fmt: skip
+    found = extract_probes(conv)
+    facts = {f.probe[0]: f.category for f in found if f.category.startswith("file_")}
+    assert facts == {
+        "src/outbox.jl": "file_modified",
+        "src/outbox_store.jl": "file_created",
+        "src/legacy_outbox.jl": "file_deleted",
+    }
+
+
 def test_writing_a_file_seen_before_modifies_it_and_unseen_creates_it() -> None:
     conv = conversation(
         call("c1", "read_file", path="src/app.py"),

@@ -821,10 +821,159 @@ def test_homegrown_style_values_never_hide_inside_each_other() -> None:
         assert [v for v in values if value in v] == [value], value
 
 
+def test_kiro_style_speaks_kiros_tools() -> None:
+    mine = _shapes("kiro-style")
+    assert set(mine) == {
+        "executeBash", "readFile", "readMultipleFiles", "fsWrite", "fsAppend", "strReplace",
+        "deleteFile", "listDirectory", "grepSearch", "fileSearch", "getDiagnostics",
+        "taskStatus",
+    }  # fmt: skip
+    assert mine["executeBash"] == {"command"}
+    assert mine["readFile"] == {"path", "start_line", "end_line", "explanation"}
+    assert mine["readMultipleFiles"] == {"paths", "explanation"}
+    assert mine["fsWrite"] == mine["fsAppend"] == {"path", "text"}
+    assert mine["strReplace"] == {"path", "oldStr", "newStr"}
+    assert mine["deleteFile"] == {"targetFile", "explanation"}
+    assert mine["listDirectory"] == {"path", "explanation"}
+    assert mine["grepSearch"] == {"query", "includePattern", "explanation"}
+    assert mine["fileSearch"] == {"query", "explanation"}
+    assert mine["getDiagnostics"] == {"paths"}
+    assert mine["taskStatus"] == {"taskFilePath", "task", "status"}
+    # No other family calls a tool of these names.
+    for family in FAMILIES:
+        if family != "kiro-style":
+            assert not set(mine) & set(_shapes(family)), family
+
+
+def _julia_table(text: str) -> list[tuple[str, int, int, int]]:
+    """The rows of the last `Test Summary:` table in `text`: (name, pass, fail, total), the
+    column positions read off the header as Test.jl pads them."""
+    lines = text.split("\n")
+    start = max(i for i, line in enumerate(lines) if line.startswith("Test Summary:"))
+    header = lines[start]
+    bar = header.index(" | ")
+    columns = [(m.group(), m.end()) for m in re.finditer(r"Pass|Fail|Total", header)]
+    rows = []
+    for line in lines[start + 1 :]:
+        if len(line) <= bar or line[bar : bar + 3] != " | ":
+            break
+        counts = {}
+        begin = bar + 3
+        for name, end in columns:
+            cell = line[begin:end].strip()
+            counts[name] = int(cell) if cell else 0
+            begin = end
+        rows.append((line[:bar].rstrip(), counts["Pass"], counts.get("Fail", 0), counts["Total"]))
+    return rows
+
+
+def test_kiro_style_speaks_kiros_tool_results() -> None:
+    from compaction.eval.families.kiro import OPEN_FILES, PRECOMPILE, TASKS
+
+    for session in sessions("kiro-style"):
+        # Every user turn carries the editor's open files, never a file a fact is about.
+        users = [m.text for m in session.conversation.messages if m.role == "user"]
+        paths = {f.probe[0] for f in session.facts if f.category.startswith("file_")}
+        for text in users:
+            assert text.endswith("</OPEN-EDITOR-FILES>\n</EnvironmentContext>")
+            listed = text.split("<OPEN-EDITOR-FILES>\n", 1)[1].split("\n</OPEN-EDITOR-FILES>")[0]
+            assert set(listed.split("\n")) <= set(OPEN_FILES)
+            assert not any(p in listed for p in paths)
+        # executeBash answers the output, then the exit code.
+        runs = []
+        for arguments, result in _calls(session, "executeBash"):
+            found = re.search(r"\n\nExit Code: (\d+)$", result)
+            assert found, result[-80:]
+            runs.append((arguments["command"], result[: found.start()], int(found[1])))
+        # Precompilation fails on the undefined name, then passes; in between, both calls are
+        # replaced with the line above them as context and the file's diagnostics are clean.
+        builds = [(out, code) for cmd, out, code in runs if cmd == PRECOMPILE]
+        assert [code for _, code in builds] == [1, 0]
+        assert (
+            "\nERROR: LoadError: UndefVarError: `tenant_id` not defined\nStacktrace:\n"
+            in (builds[0][0])
+        )
+        assert builds[0][0].splitlines()[-1].startswith("ERROR: Failed to precompile Ferry [")
+        flagged = re.search(r"@ Ferry \S+/(src/\w+\.jl):88\n", builds[0][0])
+        assert flagged
+        fixes = [a for a, _ in _calls(session, "strReplace") if "tenant = " in a["oldStr"]]
+        assert len(fixes) == 2 and {a["path"] for a in fixes} == {flagged[1]}
+        for fix in fixes:
+            context, call = fix["oldStr"].split("\n")
+            assert context.strip() and call.strip().endswith("tenant = tenant_id)")
+            assert fix["newStr"] == f"{context}\n{call.replace('= tenant_id', '= batch.tenant_id')}"
+        [(asked, clean)] = _calls(session, "getDiagnostics")
+        assert asked == {"paths": [flagged[1]]} and clean == f"{flagged[1]}: No diagnostics found"
+        # Pkg.test: every failing @test is reported with its expression and what it evaluated
+        # to; the summary table adds up and the closing error restates its counts.
+        tests = [(out, code) for cmd, out, code in runs if cmd.endswith("Pkg.test()'")]
+        assert len(tests) == 2 and all(code == 1 for _, code in tests)
+        for output, _ in tests:
+            assert output.startswith("     Testing Ferry\n")
+            failures = re.findall(r"^(.+): Test Failed at (\S+\.jl):(\d+)\n  Expression: .+\n"
+                                  r"   Evaluated: .+\n", output, re.M)  # fmt: skip
+            rows = _julia_table(output)
+            name, passed, failed, total = rows[0]
+            assert name == "Ferry" and passed + failed == total and failed == len(failures)
+            groups = [r for r in rows if r[0].startswith("  ") and not r[0].startswith("    ")]
+            assert sum(r[3] for r in groups) == total and sum(r[2] for r in groups) == failed
+            red = [r[0].strip() for r in rows if r[0].startswith("    ") and r[2]]
+            assert red == [test for test, _, _ in failures]
+            assert output.endswith(
+                f"ERROR: LoadError: Some tests did not pass: {passed} passed, {failed} failed, "
+                "0 errored, 0 broken.\nin expression starting at /home/dev/code/Ferry.jl/test/"
+                "runtests.jl:4\nERROR: Package Ferry errored during testing"
+            )
+        # Aqua prints one summary table per check, each of them passing.
+        [aqua] = [out for cmd, out, _ in runs if "Aqua.test_all" in cmd]
+        assert aqua.count("Test Summary:") == 8 and "Fail" not in aqua
+        # readFile answers the lines asked for; fsWrite and fsAppend say how many they wrote.
+        for arguments, result in _calls(session, "readFile"):
+            if "start_line" in arguments:
+                assert result.count("\n") == arguments["end_line"] - arguments["start_line"]
+        for name, verb in (("fsWrite", "Wrote"), ("fsAppend", "Appended")):
+            for arguments, result in _calls(session, name):
+                lines = arguments["text"].count("\n")
+                assert result == f"{verb} {lines} lines to {arguments['path']}"
+        for arguments, result in _calls(session, "deleteFile"):
+            assert result == f"Deleted {arguments['targetFile']}"
+        for _, result in _calls(session, "grepSearch"):
+            count = re.match(r"Found (\d+) matches in (\d+) files:\n", result)
+            assert count and int(count[1]) == len(re.findall(r"^  \d+: ", result, re.M))
+        # The plan lives in the spec's tasks.md: written once, grown once, a task dropped by
+        # cutting its lines out; every status change goes through taskStatus.
+        [(plan, _)] = _calls(session, "fsWrite")[:1]
+        assert plan["path"] == TASKS and plan["text"].startswith(
+            "# Implementation Plan\n\n- [ ] 1. "
+        )
+        [(grown, _)] = _calls(session, "fsAppend")
+        assert grown["path"] == TASKS and grown["text"].startswith("- [ ] 6. ")
+        [(cut, _)] = [(a, r) for a, r in _calls(session, "strReplace") if a["path"] == TASKS]
+        assert cut["newStr"] == "" and cut["oldStr"] in plan["text"]
+        for arguments, result in _calls(session, "taskStatus"):
+            assert arguments["taskFilePath"] == TASKS
+            assert arguments["status"] in {"not_started", "in_progress", "completed"}
+            assert result == f"Task status updated to {arguments['status']}"
+        # The figure the user keeps is BenchmarkTools' median.
+        [measured] = [out for cmd, out, _ in runs if cmd.startswith("julia --project=bench ")]
+        [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
+        assert f" Time  (median):     {figure} \u03bcs " in measured
+        assert session.conversation.messages[-1].role == "assistant"
+
+
+def test_kiro_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.kiro import KiroVoice
+
+    values = [value for _, *row in KiroVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+
+
 #: Families that tell the story's second-thoughts variant.
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
+    "kiro-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -847,6 +996,9 @@ _PLAN_ROW_STATUS = {
 _AMP_STATUS = {"todo": "pending", "in-progress": "in_progress"}
 #: Copilot's `manage_todo_list` statuses, as the story names them.
 _TODO_STATE = {"not-started": "pending", "in-progress": "in_progress", "completed": "completed"}
+#: Kiro's `taskStatus` statuses, as the story names them.
+_KIRO_STATUS = {"not_started": "pending", "in_progress": "in_progress", "completed": "completed"}
+_KIRO_TASK = re.compile(r"^- \[ \] (\d+)\. (.+)$")
 #: The homegrown agent's `plan_set` states, as the story names them.
 _PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed",
                    "dropped": "cancelled"}  # fmt: skip
@@ -868,15 +1020,16 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     """Every to-do list the session wrote, as (description, status) items: Gemini's
     `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
     message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
-    Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Cursor's
-    `todo_write` items merged by id, or Amp's
-    `todo_write` list."""
+    Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
+    tasks.md as its calls leave it, Warp's to-dos by id, Cursor's `todo_write` items merged
+    by id, or Amp's `todo_write` list."""
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
     lists = []
     merged: dict[str, dict[str, str]] = {}
     warp: dict[str, dict[str, str]] = {}  # Warp's to-dos by id, in the order created
+    spec: dict[str, str] = {}  # Kiro's tasks.md: task → status
     for message in session.conversation.messages:
         text = message.text if message.role == "assistant" else ""
         if text.startswith(PLAN_OPENERS):
@@ -920,6 +1073,24 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                 lists.append(
                     [{"description": i["title"], "status": _TODO_STATE[i["status"]]} for i in items]
                 )
+            elif call.name in ("fsWrite", "fsAppend", "strReplace", "taskStatus"):
+                # Kiro: the spec's tasks.md as each call leaves it.
+                if arguments.get("path", arguments.get("taskFilePath", "")).endswith("tasks.md"):
+                    if call.name == "taskStatus":
+                        spec[arguments["task"].split(". ", 1)[1]] = _KIRO_STATUS[
+                            arguments["status"]
+                        ]
+                    elif call.name == "strReplace" and arguments["newStr"] == "":
+                        for line in arguments["oldStr"].splitlines():
+                            match = _KIRO_TASK.match(line)
+                            if match:
+                                del spec[match[2]]
+                    else:
+                        for line in arguments["text"].splitlines():
+                            match = _KIRO_TASK.match(line)
+                            if match:
+                                spec[match[2]] = "pending"
+                    lists.append([{"description": d, "status": st} for d, st in spec.items()])
             elif call.name == "plan_set":  # the homegrown agent: the whole plan each time
                 lists.append(
                     [

@@ -64,7 +64,8 @@ by its own eyes:
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
   through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
-  (edited), `new_files` (written) and `deleted_files` lists.
+  (edited), `new_files` (written) and `deleted_files` lists; Kiro's `deleteFile` names its
+  file in `targetFile`.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -573,6 +574,7 @@ _PATH_KEYS = (
     "TargetFile",
     "AbsolutePath",
     "filePath",
+    "targetFile",
 )
 #: Editor-style tools (`str_replace_editor`, Anthropic's text editor) name the operation in a
 #: `command` argument.

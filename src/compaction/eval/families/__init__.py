@@ -25,6 +25,7 @@ from compaction.eval.families.cursor import CursorVoice
 from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.homegrown import HomegrownVoice
+from compaction.eval.families.kiro import KiroVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.story import tell
 from compaction.eval.families.warp import WarpVoice
@@ -50,6 +51,7 @@ _VOICES: tuple[type[Voice], ...] = (
     CopilotVoice,
     HomegrownVoice,
     WarpVoice,
+    KiroVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

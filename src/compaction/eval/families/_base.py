@@ -330,7 +330,7 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "",
             ]
         elif lang == "kt":
-            fun = camel(name)[:1].lower() + camel(name)[1:]
+            fun = lower_camel(name)
             out += [
                 f"fun {fun}({a}: {a.title()}, {b}: String? = null): List<String> {{",
                 f'    val key = {b} ?: "{rng.choice(_WORDS)}"',
@@ -423,7 +423,7 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
         elif lang == "zig":
             # `export` is a Zig keyword: as a name it takes a trailing underscore.
             a, b, field = (w + "_" if w == "export" else w for w in (a, b, rng.choice(_WORDS)))
-            fun = camel(name)[:1].lower() + camel(name)[1:]
+            fun = lower_camel(name)
             out += [
                 f"pub fn {fun}({a}: *const {camel(a)}, {b}: ?[]const u8) ![]const u8 {{",
                 f'    const key = {b} orelse "{field}";',
@@ -432,6 +432,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "    }",
                 "    return error.NotFound;",
                 "}",
+                "",
+            ]
+        elif lang == "jl":
+            out += [
+                f"function {name}({a}, {b}=nothing)",
+                f"    {b} === nothing && ({b} = load_{a}())",
+                f"    found = filter(x -> x.{b}_id == {b}.id, {a})",
+                f"    return sort(found; by = x -> x.{rng.choice(_WORDS)})",
+                "end",
                 "",
             ]
         else:

@@ -54,7 +54,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel, hexid
+from compaction.eval.families._base import STORY_LINE, Session, Voice, camel, hexid
 
 ROOT = "/Users/dev/code/relay"
 ZIG_LIB = "/opt/homebrew/Cellar/zig/0.13.0/lib/zig"
@@ -83,7 +83,6 @@ SEND_WINDOW = (
     "",
     "    pub fn deinit(self: *Outbox) void {",
 )
-_STORY_LINE = re.compile(r"^([a-z]+)_(limit = (\S+)|send\(batch(, tenant_id)?\))$")
 _HEADER = ('const std = @import("std");', 'const config = @import("config.zig");',
            'const log = std.log.scoped(.relay);', "")  # fmt: skip
 
@@ -91,7 +90,7 @@ _HEADER = ('const std = @import("std");', 'const config = @import("config.zig");
 def zig_line(line: str) -> str:
     """A story line (`throttle_limit = 4`, `outbox_send(batch)`) as the Zig it stands for: the
     call before the fix names a `tenant_id` that is not in scope, the fix takes the batch's."""
-    match = _STORY_LINE.match(line)
+    match = STORY_LINE.match(line)
     if not match:
         return line
     module, _, value, tenant = match.groups()
