@@ -605,6 +605,40 @@ def test_an_envelope_one_level_down_is_read_and_a_build_summary_keeps_its_counts
     assert signals.summary_fails(summary)
 
 
+def test_julias_failed_tests_are_what_failed_and_its_summary_is_no_error_of_its_own() -> None:
+    first = (
+        "     Testing Running tests...\n"
+        "queue retries a timed-out delivery: Test Failed at /w/test/test_queue.jl:31\n"
+        "  Expression: attempts(result) == 3\n   Evaluated: 2 == 3\n\nStacktrace:\n"
+        " [1] macro expansion\n"
+        "ERROR: LoadError: Some tests did not pass: 46 passed, 3 failed, 0 errored, 0 broken.\n"
+        "ERROR: Package Ferry errored during testing\n\nExit Code: 1"
+    )
+    outcome, errors = signals.outcome_of(first)
+    assert outcome == "exit 1"
+    assert errors[0] == (
+        "queue retries a timed-out delivery: Test Failed at /w/test/test_queue.jl:31"
+    )
+    assert not any("46 passed" in e for e in errors)  # the test status says it
+    # The same command fails again, on another test: the first one's failure is gone.
+    second = first.replace("queue retries a timed-out delivery", "log drops nothing").replace(
+        "46 passed, 3 failed", "48 passed, 1 failed"
+    )
+    ledger = extract_ledger(
+        [
+            call("1", "executeBash", command="julia --project -e 'using Pkg; Pkg.test()'"),
+            result("1", first),
+            call("2", "executeBash", command="julia --project -e 'using Pkg; Pkg.test()'"),
+            result("2", second),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- fixed: queue retries a timed-out delivery: Test Failed at" in text
+    assert "- open: log drops nothing: Test Failed at" in text
+    # The earlier counts only beside the latest ones, in the test status.
+    assert all("48 passed" in line for line in text.splitlines() if "46 passed" in line)
+
+
 def test_dart_and_flutter_output_is_read() -> None:
     analyze = (
         "Analyzing app...\n\n"

@@ -1265,3 +1265,34 @@ def test_an_unknown_tools_lists_of_files_say_what_happened_to_each_by_their_name
     )
     # Objects with no path in them name no file.
     assert actions_of_call("edit_files", {"diffs": [{"search": "a", "replace": "b"}]}) == ()
+
+
+def test_a_checklist_written_to_a_plan_file_is_the_to_do_list() -> None:
+    plan = "# Plan\n\n- [x] 1. wire the exporter\n- [ ] 2. add a regression test\n"
+    assert actions_of_call("fsWrite", {"path": ".kiro/specs/x/tasks.md", "text": plan}) == (
+        file(".kiro/specs/x/tasks.md", "written"),
+        todos(
+            Todo("1. wire the exporter", "completed"), Todo("2. add a regression test", "pending")
+        ),
+    )
+    # Appended: items added to the list, not a new list.
+    added = actions_of_call("fsAppend", {"path": "TODO.md", "text": "- [ ] 3. update the docs\n"})
+    assert added == (
+        file("TODO.md", "modified"),
+        Action("todo", todos=(Todo("3. update the docs", "pending"),)),
+    )
+    # What an edit takes out is not added; a checklist in any other file is not the plan.
+    edit = {"path": "tasks.md", "oldStr": "- [ ] 2. add a regression test\n", "newStr": ""}
+    assert actions_of_call("strReplace", edit) == (file("tasks.md", "modified"),)
+    assert actions_of_call("fsWrite", {"path": "docs/release.md", "text": plan}) == (
+        file("docs/release.md", "written"),
+    )
+
+
+def test_an_unknown_tool_setting_a_tasks_status_changes_that_to_do() -> None:
+    update = {"taskFilePath": "tasks.md", "task": "1. wire the exporter", "status": "completed"}
+    assert actions_of_call("taskStatus", update) == (
+        Action("todo", todos=(Todo("1. wire the exporter", "completed"),)),
+    )
+    # A status no to-do has is not a to-do's.
+    assert actions_of_call("set_status", {"task": "deploy", "status": "green"}) == ()

@@ -422,6 +422,8 @@ _FAILED_TEST = re.compile(
     # reporter line of a test that failed (`[E]`).
     r"|\[\s+FAILED\s+\]\s+[A-Za-z_][\w.:/<>-]*\s+\(\d+\s+ms\)"
     r"|\d+:\d\d\s+\+\d+(?:\s+~\d+)?\s+-\d+:\s+.{1,200}\s\[E\]"
+    # Julia's Test: `<test set>: Test Failed at <file>:<line>`.
+    r"|\S.{0,200}?: Test Failed at \S+:\d+"
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
@@ -439,9 +441,13 @@ def _failed_verdict(text: str) -> bool:
 
 def _why_failed(text: str, errors: tuple[str, ...]) -> tuple[str, ...]:
     """What a failed command's output says failed: the tests its runner lists as failed,
-    then its error lines, or else its `file:line: message` diagnostics."""
+    then its error lines, or else its `file:line: message` diagnostics. The run's test
+    summary is not one of them, even on an error line (Julia's `ERROR: LoadError: Some tests
+    did not pass: …`): the test status holds it, and a later run's replaces it."""
     failures = _failed_tests(text)
+    summary = test_summary(text)
     rest = errors or _diagnostics(text)
+    rest = tuple(e for e in rest if not (summary and summary in e))
     return (*failures, *(e for e in rest if e not in failures))[:5]
 
 

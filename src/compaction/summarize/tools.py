@@ -565,6 +565,7 @@ def actions_of_call(name: str, arguments: Mapping[str, object]) -> tuple[Action,
     """
     row = _row_for(name)
     actions = list(_row_actions(row, arguments) if row else _fallback_actions(name, arguments))
+    actions.extend(_plan_file_todos(actions, arguments))
     for key in _CHECKLIST_ARGUMENTS:
         value = arguments.get(key)
         if isinstance(value, str) and value.strip() and not (row and row.todos_key == key):
@@ -572,6 +573,31 @@ def actions_of_call(name: str, arguments: Mapping[str, object]) -> tuple[Action,
             if todos:
                 actions.append(Action("todos", todos=todos))
     return tuple(actions)
+
+
+# A file an agent keeps its plan in (`tasks.md`, `TODO.md`, `plan.md`): a checklist written
+# to it is the to-do list, one appended to it adds items.
+_PLAN_FILE_WORDS = frozenset({"task", "tasks", "todo", "todos", "plan", "checklist"})
+# Arguments holding what an edit takes out, not what it puts in.
+_REPLACED_WORDS = frozenset({"old", "search", "find", "target"})
+
+
+def _plan_file_todos(
+    actions: Sequence[Action], arguments: Mapping[str, object]
+) -> Iterator[Action]:
+    for action in actions:
+        if action.kind != "file" or not action.path or action.op in (None, "read", "deleted"):
+            continue
+        stem = action.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        if not name_words(stem) & _PLAN_FILE_WORDS:
+            continue
+        for key, value in arguments.items():
+            if isinstance(value, str) and not name_words(key) & _REPLACED_WORDS:
+                found = _checklist(value)
+                if found:
+                    whole = action.op in ("written", "created")
+                    yield Action("todos" if whole else "todo", todos=found)
+                    return
 
 
 def is_command_tool(name: str) -> bool:
@@ -1045,6 +1071,13 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
         todos = _todos(forms["todos"], _FALLBACK_TODOS)
         if todos:
             yield Action("todos", todos=todos)
+            return
+    status = forms.get("status")
+    if isinstance(status, str) and status.strip().lower() in _STATUS:
+        # One task's new state (`{task, status}`), the item named by its text.
+        text = _first_text(forms, ("task", "title", "content", "subject", "step", "todo"))
+        if text:
+            yield Action("todo", todos=(Todo(text, _status(status)),))
             return
     op: FileOp = next((op for op, names in NAME_WORD_OPS if words & names), "read")
     paths = _fallback_paths(forms)

@@ -469,6 +469,16 @@ class Errors(Section[ErrorsState]):
                 self._resolve(
                     state, event.command, f"`{signals.clip(event.command, 80)}` passed", tests=tests
                 )
+            elif event.errors:
+                # Failing again, and no longer on an earlier run's error: that one is gone.
+                gone = f"not seen in a later run of `{signals.clip(event.command, 80)}`"
+                for error in state.errors:
+                    if (
+                        error.open
+                        and error.source == event.command
+                        and (error.text not in event.errors)
+                    ):
+                        error.open, error.fixed_by = False, gone
             for text in event.errors:
                 self._add(state, text, event.command)
         elif isinstance(event, ToolFinished):
