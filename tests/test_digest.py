@@ -802,6 +802,17 @@ def test_a_plan_replaced_twice_points_at_the_standing_one() -> None:
         assert f"- superseded (by: {fourth}): {earlier}" in text
 
 
+def test_a_long_reversal_keeps_the_sentence_that_names_what_replaces_the_plan() -> None:
+    first = "Backing out of the timer: it fires in every replica. Switching to a batch arena."
+    second = (
+        "Changing course again since an arena keeps a whole batch alive until its slowest "
+        "message is acked, so a batch arena goes. Replacing it with a fixed message pool."
+    )
+    ledger = extract_ledger([say("assistant", first), say("assistant", second)])
+    standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
+    assert standing == [second]
+
+
 def test_a_superseded_plan_is_shown_with_what_stands_whole_or_not_at_all() -> None:
     # A long reversal cut short would name the old plan without the new one.
     first = "My pick: park the undelivered notifications in a timer in every worker."

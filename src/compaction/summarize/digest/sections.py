@@ -855,17 +855,20 @@ class Decisions(Section[DecisionsState]):
         found = signals.prose_signals(event.text)
         skip = False
         uncued: list[str] = []  # this message's sentences before its decision, cued as nothing
+        said: list[str] = []  # and what a revisit states: those, and what is said done
         for n, (sentence, todo, done, decision, _note) in enumerate(found):
             if skip:
                 skip = False
                 continue
             reversal = _is_reversal(sentence)
             if not (decision or reversal):
-                if not (todo or done or sentence.rstrip().endswith("?")):
-                    uncued.append(sentence)
+                if not (todo or sentence.rstrip().endswith("?")):
+                    said.append(sentence)
+                    if not done:
+                        uncued.append(sentence)
                 continue
             text = sentence
-            if reversal and len(sentence) < 120 and n + 1 < len(found):
+            if reversal and n + 1 < len(found) and len(sentence) + len(found[n + 1][0]) < 300:
                 # "Scrap X." then "Switching to Y: …": one statement, what goes and what comes.
                 text = f"{sentence} {found[n + 1][0]}"
                 skip = True
@@ -875,20 +878,27 @@ class Decisions(Section[DecisionsState]):
                 # decided anew: the new decision replaces X, whatever the words.
                 for d in self._spoken_of(state, uncued):
                     d.superseded_by = text
-            uncued = []
+            uncued, said = [], []
             self._add(state, text, reversal=reversal)
         if uncued:
-            self._revisit(state, uncued)
+            self._revisit(state, uncued, statement=said)
 
     def _revisit(
-        self, state: DecisionsState, uncued: Sequence[str], skip: frozenset[str] = frozenset()
+        self,
+        state: DecisionsState,
+        uncued: Sequence[str],
+        skip: frozenset[str] = frozenset(),
+        *,
+        statement: Sequence[str] = (),
     ) -> None:
         """A message that speaks of a decision again and decides nothing, with no cue
         ("Rethinking X: …, so the jobs get Y now"): its word on it is the latest, and stands
         as a decision of its own (which a later reversal can replace in turn); a remark on
-        how a decision goes ("X is in place") is not. Decisions in `skip` are not revised."""
+        how a decision goes ("X is in place") is not. Decisions in `skip` are not revised.
+        `statement`: the sentences it stands as, where more than `uncued` (a sentence a cue
+        misreads as done: "Replacing it with a fixed pool")."""
         spoken_of = self._spoken_of(state, uncued, skip)
-        said = " ".join(uncued)
+        said = " ".join(statement or uncued)
         if not spoken_of or _ADDING.search(said.lower()) or _STATUS.search(said.lower()):
             return
         statement = signals.clip(said, 300)
