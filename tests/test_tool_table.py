@@ -1296,3 +1296,17 @@ def test_an_unknown_tool_setting_a_tasks_status_changes_that_to_do() -> None:
     )
     # A status no to-do has is not a to-do's.
     assert actions_of_call("set_status", {"task": "deploy", "status": "green"}) == ()
+
+
+def test_an_unknown_to_do_tools_items_and_ids_change_the_list() -> None:
+    # Items under an argument named for to-dos, with their ids; later, ids the tool's name
+    # says are done.
+    created = actions_of_call(
+        "create_todo_list", {"initial_todos": [{"id": "a1", "title": "wire the exporter"}]}
+    )
+    assert created == (Action("todo", todos=(Todo("wire the exporter", "pending", "a1"),)),)
+    assert actions_of_call("mark_todos_completed", {"todo_ids": ["a1", "b2"]}) == (
+        Action("todo", todos=(Todo("", "completed", "a1"), Todo("", "completed", "b2"))),
+    )
+    # Ids with no state in the tool's name change nothing.
+    assert actions_of_call("get_todos", {"todo_ids": ["a1"]}) == ()

@@ -1072,6 +1072,10 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
         if todos:
             yield Action("todos", todos=todos)
             return
+    changed = tuple(_listed_todo_changes(words, arguments))
+    if changed:
+        yield Action("todo", todos=changed)
+        return
     status = forms.get("status")
     if isinstance(status, str) and status.strip().lower() in _STATUS:
         # One task's new state (`{task, status}`), the item named by its text.
@@ -1085,6 +1089,21 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
         yield from (Action("file", path=p, op=op) for p in paths)
         return
     yield from _listed_files(arguments, op)
+
+
+def _listed_todo_changes(words: set[str], arguments: Mapping[str, object]) -> Iterator[Todo]:
+    """To-do items an unknown tool names in an argument named for to-dos: objects with a
+    text (`initial_todos: [{id, title}]`), each added or updated by its id; or ids alone
+    (`todo_ids`), set to the state the tool's name says (`mark_todos_completed`)."""
+    state = next((_STATUS[w] for w in sorted(words) if w in _STATUS), None)
+    for key, value in arguments.items():
+        if not isinstance(value, list) or not name_words(key) & {"todo", "todos"}:
+            continue
+        items = _todos(value, _FALLBACK_TODOS)
+        if items:
+            yield from items
+        elif state is not None:
+            yield from (Todo("", state, i) for v in value if (i := _id_text(v)) is not None)
 
 
 def _listed_files(arguments: Mapping[str, object], op: FileOp) -> Iterator[Action]:
