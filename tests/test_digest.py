@@ -639,6 +639,32 @@ def test_julias_failed_tests_are_what_failed_and_its_summary_is_no_error_of_its_
     assert all("48 passed" in line for line in text.splitlines() if "46 passed" in line)
 
 
+def test_an_error_from_a_command_with_parentheses_survives_a_re_digest() -> None:
+    command = "julia --project -e 'using Pkg; Pkg.test()'"
+    ledger = extract_ledger(
+        [call("1", "bash", command=command), result("1", "ERROR: disk full\nexit code 1")]
+    )
+    again = parse_ledger(rendered(ledger))
+    assert [(e.text, e.source, e.open) for e in again.state("errors").errors] == [
+        ("ERROR: disk full", command, True)
+    ]
+
+
+def test_a_to_do_read_back_then_done_is_not_listed_open_as_well() -> None:
+    # A pending item of the tool's list reads back like a prose to-do; done later, it is
+    # one item, done, and not also open.
+    earlier = extract_ledger([todo_call("1", ("add a regression test", "pending"))])
+    ledger = extract_ledger(
+        [
+            summary_message(render(earlier), earlier.messages),
+            call("2", "taskStatus", task="add a regression test", status="completed"),
+            result("2", "ok"),
+        ]
+    )
+    lines = [line for line in render(ledger) if "add a regression test" in line]
+    assert lines == ["- [completed] add a regression test"]
+
+
 def test_dart_and_flutter_output_is_read() -> None:
     analyze = (
         "Analyzing app...\n\n"

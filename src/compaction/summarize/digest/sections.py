@@ -438,6 +438,11 @@ def _covers(command: str, error: ErrorRecord) -> bool:
     return any(path.split("::")[0] in error.text for path in paths)
 
 
+# A tool call named as `ToolFinished` names it: `read_file(src/a.py)`, `an earlier tool call`
+# aside.
+_CALL_SOURCE = re.compile(r"^[\w.:-]+\(.*\)$")
+
+
 class Errors(Section[ErrorsState]):
     """Every distinct error seen, open ones first; a fixed one says what fixed it."""
 
@@ -502,9 +507,8 @@ class Errors(Section[ErrorsState]):
     def items(self, state: ErrorsState) -> list[Item]:
         out = []
         for rank, e in enumerate(state.errors):
-            source = (
-                e.source if "(" in e.source and not e.source.startswith("`") else f"`{e.source}`"
-            )
+            # A tool call as it was named (`read_file(src/a.py)`), a command in backticks.
+            source = e.source if _CALL_SOURCE.match(e.source) else f"`{e.source}`"
             if e.open:
                 forms = _clip_forms(f"- open: {e.text} (from {source})", 400, 160)
                 out.append(Item(1, rank, forms))
@@ -514,8 +518,8 @@ class Errors(Section[ErrorsState]):
         # Open errors first, as the section shows them.
         return sorted(out, key=lambda i: (i.tier, i.rank))
 
-    _OPEN = re.compile(r"^(?:open: )?(.*) \(from (`.*`|.*\(.*\))\)$")
-    _FIXED = re.compile(r"^fixed: (.*) \(from (`.*`|.*\(.*\))\) — (.*)$")
+    _OPEN = re.compile(r"^(?:open: )?(.*) \(from (`.*`|[\w.:-]+\(.*\))\)$")
+    _FIXED = re.compile(r"^fixed: (.*) \(from (`.*`|[\w.:-]+\(.*\))\) — (.*)$")
 
     def parse(self, state: ErrorsState, item: str) -> None:
         if m := self._FIXED.match(item):
@@ -1046,7 +1050,10 @@ class Todos(Section[TodosState]):
 
     @staticmethod
     def _change(state: TodosState, todo: Todo) -> None:
-        """Create or update one item, found by id, else by text."""
+        """Create or update one item, found by id, else by text (a pending item of a list
+        read back from a digest reads as a prose to-do: it becomes the list's item again)."""
+        if todo.text in state.prose:
+            state.prose.remove(todo.text)
         for i, current in enumerate(state.listed):
             if (todo.id is not None and current.id == todo.id) or (
                 todo.id is None and todo.text and current.text == todo.text
