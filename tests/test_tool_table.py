@@ -1287,6 +1287,9 @@ def test_a_checklist_written_to_a_plan_file_is_the_to_do_list() -> None:
     assert actions_of_call("fsWrite", {"path": "docs/release.md", "text": plan}) == (
         file("docs/release.md", "written"),
     )
+    assert actions_of_call("fsWrite", {"path": "src/task_runner.py", "text": plan}) == (
+        file("src/task_runner.py", "written"),
+    )
 
 
 def test_an_unknown_tool_setting_a_tasks_status_changes_that_to_do() -> None:

@@ -578,6 +578,7 @@ def actions_of_call(name: str, arguments: Mapping[str, object]) -> tuple[Action,
 # A file an agent keeps its plan in (`tasks.md`, `TODO.md`, `plan.md`): a checklist written
 # to it is the to-do list, one appended to it adds items.
 _PLAN_FILE_WORDS = frozenset({"task", "tasks", "todo", "todos", "plan", "checklist"})
+_PLAN_FILE_EXTENSIONS = frozenset({"md", "markdown", "txt", ""})
 # Arguments holding what an edit takes out, not what it puts in.
 _REPLACED_WORDS = frozenset({"old", "search", "find", "target"})
 
@@ -588,8 +589,11 @@ def _plan_file_todos(
     for action in actions:
         if action.kind != "file" or not action.path or action.op in (None, "read", "deleted"):
             continue
-        stem = action.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        if not name_words(stem) & _PLAN_FILE_WORDS:
+        stem, _, extension = action.path.rsplit("/", 1)[-1].partition(".")
+        if (
+            extension.lower() not in _PLAN_FILE_EXTENSIONS
+            or not name_words(stem) & _PLAN_FILE_WORDS
+        ):
             continue
         for key, value in arguments.items():
             if isinstance(value, str) and not name_words(key) & _REPLACED_WORDS:
