@@ -92,12 +92,21 @@ def restore_shrunk(work: Workspace) -> None:
     then make room for what they lost (folding more into summaries, which hold facts more
     densely than the messages they replace), and settling shrinks them again only if the
     target still needs it."""
+    for index in adopt_earlier(work, shrunk_only=True):
+        work.resize(index, None)
+
+
+def adopt_earlier(work: Workspace, *, shrunk_only: bool) -> list[int]:
+    """Let the digests earlier compactions made be rendered into other sizes (`shrunk_only`:
+    only those they had to shrink); the indices of the slots adopted."""
+    adopted = []
     for index, slot in enumerate(work.slots):
         if slot.resizable is None and slot.message.is_summary:
-            rendering = earlier_rendering(slot.message, work.measure)
+            rendering = earlier_rendering(slot.message, work.measure, shrunk_only=shrunk_only)
             if rendering is not None:
                 work.adopt(index, rendering)
-                work.resize(index, None)
+                adopted.append(index)
+    return adopted
 
 
 def settle(work: Workspace) -> StepReport | None:
@@ -130,11 +139,7 @@ def _shrink(work: Workspace, details: list[str]) -> None:
         return
     # A digest an earlier compaction made in full gives too: where no strategy may fold it
     # again (between protected turns), rendering it smaller is what is left.
-    for index, slot in enumerate(work.slots):
-        if slot.resizable is None and slot.message.is_summary:
-            rendering = earlier_rendering(slot.message, work.measure, shrunk_only=False)
-            if rendering is not None:
-                work.adopt(index, rendering)
+    adopt_earlier(work, shrunk_only=False)
     summaries = _summaries(work)
     # Each summary gives in proportion to its size, so that no span's facts go first.
     over = work.over_by()
