@@ -130,13 +130,13 @@ _TEST_SUMMARY = re.compile(
 _GRADLE_TESTS = re.compile(
     r"^(\d+ tests? completed(?:, \d+ (?:failed|skipped))*)\s*$", re.MULTILINE
 )
-# gotestsum's closing line: `DONE 37 tests, 2 skipped, 1 failure in 4.213s`.
 # Dart's test reporter: `+passed ~skipped -failed: verdict`, after the elapsed time.
 _DART_TESTS = re.compile(
     r"^(?:\d+:\d\d\s+)?(\+\d+(?:\s+~\d+)?(?:\s+-\d+)?:\s+"
     r"(?:All tests passed!|Some tests failed\.))\s*$",
     re.MULTILINE,
 )
+# gotestsum's closing line: `DONE 37 tests, 2 skipped, 1 failure in 4.213s`.
 _GOTESTSUM = re.compile(
     r"^DONE (\d+ tests?(?:, \d+ (?:skipped|failures?|errors?))*)(?: in [\d.]+m?s)?\s*$",
     re.MULTILINE,
@@ -404,9 +404,9 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
         # (a linter's "5 errors fixed", logged warnings) does not overrule a zero.
         if status == 0:
             return "ok", ()
-        return f"exit {status}", _why_failed(text, errors)
+        return f"exit {status}", _why_failed(text, errors, summary)
     if (summary and summary_fails(summary)) or _failed_verdict(text):
-        return "failed", _why_failed(text, errors)
+        return "failed", _why_failed(text, errors, summary)
     if is_error or any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
     return "ok", ()
@@ -439,13 +439,12 @@ def _failed_verdict(text: str) -> bool:
     return any(line and _FAILED_VERDICT.fullmatch(line) for line in lines)
 
 
-def _why_failed(text: str, errors: tuple[str, ...]) -> tuple[str, ...]:
+def _why_failed(text: str, errors: tuple[str, ...], summary: str | None) -> tuple[str, ...]:
     """What a failed command's output says failed: the tests its runner lists as failed,
     then its error lines, or else its `file:line: message` diagnostics. The run's test
-    summary is not one of them, even on an error line (Julia's `ERROR: LoadError: Some tests
-    did not pass: …`): the test status holds it, and a later run's replaces it."""
+    `summary` is not one of them, even on an error line (Julia's `ERROR: LoadError: Some
+    tests did not pass: …`): the test status holds it, and a later run's replaces it."""
     failures = _failed_tests(text)
-    summary = test_summary(text)
     rest = errors or _diagnostics(text)
     rest = tuple(e for e in rest if not (summary and summary in e))
     return (*failures, *(e for e in rest if e not in failures))[:5]

@@ -905,10 +905,10 @@ class Decisions(Section[DecisionsState]):
         said = " ".join(statement or uncued)
         if not spoken_of or _ADDING.search(said.lower()) or _STATUS.search(said.lower()):
             return
-        statement = signals.clip(said, 300)
+        text = signals.clip(said, 300)
         for d in spoken_of:
-            d.superseded_by = statement
-        self._add(state, statement, reversal=False)
+            d.superseded_by = text
+        self._add(state, text, reversal=False)
 
     def settle(self, state: DecisionsState, later: Mapping[str, Any]) -> None:
         # Merged summaries: what the later span said of a decision only the earlier one held
