@@ -973,7 +973,7 @@ def test_kiro_style_values_never_hide_inside_each_other() -> None:
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
-    "kiro-style",
+    "kiro-style", "plandex-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -999,6 +999,9 @@ _TODO_STATE = {"not-started": "pending", "in-progress": "in_progress", "complete
 #: Kiro's `taskStatus` statuses, as the story names them.
 _KIRO_STATUS = {"not_started": "pending", "in_progress": "in_progress", "completed": "completed"}
 _KIRO_TASK = re.compile(r"^- \[ \] (\d+)\. (.+)$")
+#: Plandex's `set_subtasks` statuses, as the story names them.
+_SUBTASK_STATUS = {"queued": "pending", "working": "in_progress", "finished": "completed",
+                   "removed": "cancelled"}  # fmt: skip
 #: The homegrown agent's `plan_set` states, as the story names them.
 _PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed",
                    "dropped": "cancelled"}  # fmt: skip
@@ -1021,8 +1024,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
     message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
     Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
-    tasks.md as its calls leave it, Warp's to-dos by id, Cursor's `todo_write` items merged
-    by id, or Amp's `todo_write` list."""
+    tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
+    Cursor's `todo_write` items merged by id, or Amp's `todo_write` list."""
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -1091,6 +1094,13 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                             if match:
                                 spec[match[2]] = "pending"
                     lists.append([{"description": d, "status": st} for d, st in spec.items()])
+            elif call.name == "set_subtasks":  # Plandex: the whole list each time
+                lists.append(
+                    [
+                        {"description": i["title"], "status": _SUBTASK_STATUS[i["status"]]}
+                        for i in arguments["subtasks"]
+                    ]
+                )
             elif call.name == "plan_set":  # the homegrown agent: the whole plan each time
                 lists.append(
                     [
@@ -1397,5 +1407,73 @@ def test_warp_style_values_never_hide_inside_each_other() -> None:
     from compaction.eval.families.warp import WarpVoice
 
     values = [value for _, *row in WarpVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+
+
+def test_plandex_style_speaks_its_own_tools() -> None:
+    mine = _shapes("plandex-style")
+    assert set(mine) == {
+        "run_exec", "load_context", "write_pending_file", "replace_in_pending_file",
+        "remove_pending_file", "context_grep", "project_map", "set_subtasks",
+    }  # fmt: skip
+    assert mine["run_exec"] == {"cmd", "cwd"}
+    assert mine["load_context"] == {"paths", "kind"}
+    assert mine["write_pending_file"] == {"file_path", "content"}
+    assert mine["replace_in_pending_file"] == {"file_path", "original", "replacement"}
+    assert mine["remove_pending_file"] == {"file_path"}
+    assert mine["context_grep"] == {"pattern", "dir"} and mine["project_map"] == {"dir"}
+    assert mine["set_subtasks"] == {"subtasks"}
+    # No other family calls a tool of these names.
+    for family in FAMILIES:
+        if family != "plandex-style":
+            assert not set(mine) & set(_shapes(family)), family
+
+
+_HSPEC_COUNTS = re.compile(r"^(\d+) examples, (\d+) failures?$", re.M)
+
+
+def test_plandex_style_speaks_cabal_and_hspec() -> None:
+    from compaction.eval.families.plandex import BUILD, ROOT
+
+    for session in sessions("plandex-style"):
+        builds: list[str] = []
+        runs = 0
+        for call, result in _calls(session, "run_exec"):
+            assert call["cwd"] == ROOT
+            status = re.search(r"\[exit status (\d+)\]$", result)
+            assert status, result[-80:]
+            if call["cmd"] == BUILD:
+                builds.append(result)
+            if call["cmd"].startswith("cabal test"):
+                runs += 1
+                [(total, failed)] = _HSPEC_COUNTS.findall(result)
+                marks = re.findall(r"^  .+ \[(✔|✘)\]$", result, re.M)
+                assert len(marks) == int(total) and marks.count("✘") == int(failed)
+                assert result.count("To rerun use: --match") == int(failed)
+                assert re.search(r"^Finished in 0\.\d{4} seconds$", result, re.M)
+                assert status[1] == ("1" if int(failed) else "0")
+                assert f"Test suite quayside-test: {'FAIL' if int(failed) else 'PASS'}" in result
+        assert runs == 2
+        # The build fails on GHC's out-of-scope error, then passes.
+        first, second = builds
+        assert re.search(r"^src/\w+\.hs:88:\d+: error: \[GHC-88464\]$", first, re.M)
+        assert "    Variable not in scope: tenantId" in first and first.endswith("[exit status 1]")
+        assert "error" not in second and second.endswith("[exit status 0]")
+        for call, result in _calls(session, "load_context"):
+            assert result.startswith(f"Loaded {len(call['paths'])} file")
+            assert all(f"📄 {path}\n```haskell\n" in result for path in call["paths"])
+        for call, result in _calls(session, "replace_in_pending_file"):
+            assert result == f"Pending change: {call['file_path']} (+1 -1)"
+        for call, result in _calls(session, "write_pending_file"):
+            lines = call["content"].count("\n")
+            assert result == f"Pending change: new file {call['file_path']} (+{lines} lines)"
+        assert session.conversation.messages[-1].role == "assistant"
+
+
+def test_plandex_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.plandex import PlandexVoice
+
+    values = [value for _, *row in PlandexVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value

@@ -27,6 +27,7 @@ from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.homegrown import HomegrownVoice
 from compaction.eval.families.kiro import KiroVoice
 from compaction.eval.families.openhands import OpenHandsVoice
+from compaction.eval.families.plandex import PlandexVoice
 from compaction.eval.families.story import tell
 from compaction.eval.families.warp import WarpVoice
 from compaction.eval.families.windsurf import WindsurfVoice
@@ -52,6 +53,7 @@ _VOICES: tuple[type[Voice], ...] = (
     HomegrownVoice,
     WarpVoice,
     KiroVoice,
+    PlandexVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -434,6 +434,17 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "}",
                 "",
             ]
+        elif lang == "hs":
+            # `import` is a Haskell keyword: as a name it takes a prime.
+            a, b = (w + "'" if w == "import" else w for w in (a, b))
+            fun = lower_camel(name)
+            out += [
+                f"{fun} :: {a.title()} -> Maybe Text -> [Text]",
+                f"{fun} {a} {b} =",
+                f'  let key = fromMaybe "{rng.choice(_WORDS)}" {b}',
+                f"   in map {b}Id (filter ((== key) . {b}Key) ({a}Items {a}))",
+                "",
+            ]
         elif lang == "jl":
             out += [
                 f"function {name}({a}, {b}=nothing)",
