@@ -27,10 +27,10 @@ from compaction.strategies import (
     TruncateStrategy,
     Workspace,
 )
-from compaction.strategies.digest import DigestRendering
+from compaction.strategies.digest import DigestRendering, earlier_rendering
 from compaction.strategies.mask import MASK_PREFIX
 from compaction.summarize.digest import extract_ledger, summary_message
-from compaction.summarize.digest.format import FULL_TEXT_KEY
+from compaction.summarize.digest.format import FULL_TEXT_KEY, full_text
 
 from .helpers import calls, coding_session, results, say
 
@@ -602,3 +602,45 @@ def test_a_masked_file_read_is_not_an_error_report_whatever_lines_it_holds() -> 
     assert masked.startswith(MASK_PREFIX)
     assert "; ok; original kept as m-" in masked
     assert "ValueError" not in masked and "failed" not in masked
+
+
+def test_summaries_with_no_room_between_them_merge_into_the_one_that_fits() -> None:
+    # Two digests either side of the live user turn, and the output the model is about to
+    # read takes nearly all the room: only one digest's shortest lines fit. The other's facts
+    # fold into it, kept beside its lines, for a later compaction with room to restore;
+    # dropping it lost them for good.
+    first = summary_message(["## Files touched", "- src/alpha.py (modified)"], 20)
+    second = summary_message(["## Files touched", "- src/beta.py (created)"], 12)
+    log = "\n".join(f"test_case_{n} ... ok ({n} ms)" for n in range(400))
+    head = [say("system", "You are a coding agent."), say("user", "Fix the flaky tests.")]
+    tail = [
+        say("user", "Now run the whole suite."),
+        second,
+        calls(("c1", "run_tests", {"command": "pytest -q"})),
+        *results(("c1", log)),
+    ]
+    conversation = Conversation((*head, first, *tail))
+    compactor = Compactor()
+    measure = compactor.counter_for(conversation).count_message
+    shortest = max(
+        measure(r.render(0))
+        for r in (earlier_rendering(m, measure, shrunk_only=False) for m in (first, second))
+        if r is not None
+    )
+    bare = compactor.count(conversation.with_messages((*head, *tail[:1], *tail[2:])))
+    result = compactor.compact(conversation, max_tokens=bare + shortest + 5)
+    assert result.receipt.target_met, result.receipt.reason
+    out = result.conversation.messages
+    assert out[-1] == conversation.messages[-1]
+    summaries = [m for m in out if m.is_summary]
+    assert len(summaries) == 1
+    kept = full_text(summaries[0].parts[0])  # type: ignore[arg-type]
+    assert "src/alpha.py" in kept and "src/beta.py" in kept
+    # The next compaction, with room again, shows both in full.
+    later = result.conversation.with_messages(
+        (*out, say("assistant", "All green."), say("user", "Now update the changelog."))
+    )
+    again = compactor.compact(later, max_tokens=compactor.count(later) // 2)
+    assert again.receipt.target_met, again.receipt.reason
+    shown = next(m for m in again.conversation.messages if m.is_summary).text
+    assert "src/alpha.py" in shown and "src/beta.py" in shown

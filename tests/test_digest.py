@@ -306,6 +306,28 @@ def test_a_smaller_room_keeps_the_user_words_longest_and_is_never_empty() -> Non
         assert any("Never log tokens or API keys" in line for line in lines), budget
 
 
+def test_a_room_too_small_for_the_first_item_shows_one_that_fits() -> None:
+    # A summary that cannot show its first line is dropped for want of room; a shorter line
+    # that fits keeps it, with its full text beside for a later compaction to restore.
+    rule = "One hard rule for this repo: usage errors must keep exit status 2 in the CLI."
+    ledger = extract_ledger(
+        [
+            say("user", rule),
+            call("c1", "write_file", path="src/q.py", content="x = 1\n"),
+            Message("tool", (ToolResultPart("c1", "ok"),)),
+        ]
+    )
+    full = render(ledger)
+    file_line = next(line for line in full if "src/q.py" in line)
+    room = len(file_line) + 40
+    assert room < len(rule)
+    lines = render(ledger, room)
+    assert any("src/q.py" in line for line in lines)
+    assert len("\n".join(lines)) <= room + 2  # the blank line before a heading
+    # No room for any line: the first in order, as before.
+    assert any(rule in line for line in render(ledger, 0))
+
+
 def test_a_span_no_section_keeps_is_still_told_by_its_last_words() -> None:
     # A span of one acknowledgement holds no file, command, decision or telling token:
     # its digest still says what was said, and says it again after a re-digest.

@@ -4,9 +4,10 @@ round, then settled so the result lands just under the target.
 Rounds: ordinary strategies outside the recent tail, then inside it; last-resort strategies
 (`truncate`) outside, then inside. Then the result is settled:
 
-1. over the target: summaries shrink (fewer, shorter lines — never empty), and only then,
-   when nothing older is left to give, the results the model is about to read are shortened
-   (head and tail kept, with a marker);
+1. over the target: summaries shrink (fewer, shorter lines — never empty); when even their
+   shortest forms are too many, the digests merge into one, which carries the facts of the
+   others beside its lines; and only then, when nothing older is left to give, the results
+   the model is about to read are shortened (head and tail kept, with a marker);
 2. under it (also after shrinking, as renderings land a little under their room):
    summaries grow back toward their full rendering, then masked outputs are given back,
    newest first, whole while they fit, then in part (head and tail beside the placeholder)
@@ -27,7 +28,7 @@ from typing import Protocol, runtime_checkable
 
 from compaction.messages import Message, Part, ToolResultPart, handle_for
 from compaction.strategies.base import StepReport, Workspace
-from compaction.strategies.digest import earlier_rendering
+from compaction.strategies.digest import DigestRendering, earlier_rendering
 from compaction.strategies.mask import (
     MIN_EXCERPT_TOKENS,
     MaskStrategy,
@@ -155,14 +156,16 @@ def _shrink(work: Workspace, details: list[str]) -> None:
     # Still over: what the model is about to read stays verbatim when dropping summaries
     # (their originals are archived) is enough; otherwise it is shortened first.
     droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
-    shortened = dropped = 0
+    shortened = dropped = folded = 0
     if not work.fits() and droppable < work.over_by():
         shortened = shorten_live(work)
     if not work.fits():
-        for index in reversed(summaries):
+        folded = _fold_digests(work, summaries)
+    if not work.fits():
+        for index in reversed(_summaries(work)):
             if work.fits():
                 break
-            if index < len(work.slots) and not work.marker_needed(index):
+            if not work.marker_needed(index):
                 work.replace_span(index, index + 1, [], "dropped")
                 dropped += 1
     if not work.fits():
@@ -170,8 +173,46 @@ def _shrink(work: Workspace, details: list[str]) -> None:
     details.append(
         "summaries shrunk"
         + (f", {shortened} live results shortened" if shortened else "")
+        + (f", {folded + 1} merged into one for want of room" if folded else "")
         + (f", {dropped} dropped for want of room" if dropped else "")
     )
+
+
+def _fold_digests(work: Workspace, summaries: list[int]) -> int:
+    """Every summary at its shortest and still over: the digests become one, their ledgers
+    merged in order, at the first place where its shortest lines fit once the others are
+    gone (one the dialect needs kept comes first). The facts of those that go ride beside
+    its lines, for a later compaction with room to restore in full; dropped, they were lost
+    for good. Returns how many went: 0 when no place fits, and the summaries are then
+    dropped as they are."""
+    assert work.target is not None
+    digests = [
+        (i, rendering)
+        for i in summaries
+        if isinstance(rendering := work.slots[i].resizable, DigestRendering)
+    ]
+    if len(digests) < 2:
+        return 0
+    merged = digests[0][1].ledger
+    for _, rendering in digests[1:]:
+        merged = merged.merge(rendering.ledger)
+    one = DigestRendering(merged, sum(r.count for _, r in digests), work.measure)
+    indices = [i for i, _ in digests]
+    staying = [i for i in indices if work.marker_needed(i)]
+    for host in staying + [i for i in indices if i not in staying]:
+        others = [i for i in indices if i != host and i not in staying]
+        if not others:
+            continue
+        rest = work.total() - sum(work.slots[i].tokens for i in (host, *others))
+        message = one.render(max(work.target - rest, 0))
+        if rest + work.measure(message) > work.target:
+            continue
+        work.adopt(host, one)
+        work.swap(host, message)
+        for index in reversed(others):
+            work.replace_span(index, index + 1, [], "digested")
+        return len(others)
+    return 0
 
 
 def _use_room(work: Workspace, details: list[str]) -> None:

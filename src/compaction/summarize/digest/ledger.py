@@ -125,7 +125,9 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
 
     Items go in by tier (0 first), and within a tier by rank (highest first): the must-haves
     (tiers 0 to 2) first in their shortest forms, then grown to fuller ones while there is
-    room; then each lower tier the same way. At least one item is always kept."""
+    room; then each lower tier the same way. At least one item is always kept: when the first
+    in order does not fit, the first that does (a line shown beats a summary dropped for want
+    of room), and when none does, the first."""
     per_section = ledger.items()
     headings = [s.heading for s in ledger.sections]
     chosen: dict[tuple[int, int], int] = {}  # (section, item) → form index
@@ -161,7 +163,7 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
         for _, _, si, ii in in_phase:
             forms = per_section[si][ii].forms
             cost = len(forms[-1]) + 1 + (0 if si in opened else len(headings[si]) + 2)
-            if used + cost <= budget_chars or not chosen:
+            if used + cost <= budget_chars:
                 chosen[(si, ii)] = len(forms) - 1
                 used += cost
                 opened.add(si)
@@ -176,6 +178,9 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
                     chosen[(si, ii)] = better
                     used += extra
                     break
+    if not chosen and order:
+        _, _, si, ii = order[0]
+        chosen[(si, ii)] = len(per_section[si][ii].forms) - 1
     return _lines(per_section, headings, chosen)
 
 
