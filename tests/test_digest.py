@@ -539,6 +539,25 @@ def test_text_caches_are_bounded_by_the_bytes_they_hold() -> None:
     assert length.held_chars() <= 10_000  # type: ignore[attr-defined]
 
 
+def test_a_text_cache_of_several_arguments_keys_on_all_of_them_and_is_bounded() -> None:
+    from compaction._textcache import text_cache
+
+    calls: list[tuple[str, int]] = []
+
+    @text_cache(max_chars=10_000)
+    def head(text: str, limit: int = 3) -> str:
+        calls.append((text, limit))
+        return text[:limit]
+
+    assert (
+        head("abcdef") == "abc" and head("abcdef", 2) == "ab" and head("abcdef", limit=4) == "abcd"
+    )
+    assert head("abcdef") == "abc" and len(calls) == 3  # the repeat was a hit
+    for i in range(50):
+        head(f"{i:04d}" + "x" * 996, 5)
+    assert head.held_chars() <= 10_000  # type: ignore[attr-defined]
+
+
 def test_images_in_a_digested_span_are_named_with_their_archive_handle() -> None:
     from compaction.messages import ImagePart, handle_for
 

@@ -14,6 +14,7 @@ functions it caches compute.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, cast
@@ -38,25 +39,9 @@ def text_cache(
         held = [0]
         lock = threading.Lock()
 
-        @functools.wraps(function)
-        def cached(*args: P.args, **kwargs: P.kwargs) -> R:
-            # One text is its own key (a string's hash is kept with it; a tuple's is not, and
-            # a string never equals the tuple key of another call).
-            if not kwargs and len(args) == 1 and type(args[0]) is str:
-                key: Any = args[0]
-            else:
-                key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
-            # A hit takes no lock: one dict read is atomic in CPython.
-            hit = entries.get(key, _MISSING)
-            if hit is not _MISSING:
-                return cast(R, hit)
-            value = function(*args, **kwargs)
-            size = 64
-            for arg in args:
-                if type(arg) is str:
-                    size += len(arg)
+        def store(key: Any, value: object, size: int) -> None:
             if size > max_chars:
-                return value
+                return
             with lock:
                 if key not in entries:
                     entries[key] = value
@@ -66,7 +51,31 @@ def text_cache(
                     old = next(iter(entries))
                     del entries[old]
                     held[0] -= sizes.pop(old)
-            return value
+
+        if _takes_one_argument(function):
+            # Most readers take one text: it is its own key (a string keeps its hash), and
+            # a hit is one dict read (atomic in CPython: no lock).
+            @functools.wraps(function)
+            def cached_one(argument: Any) -> Any:
+                hit = entries.get(argument, _MISSING)
+                if hit is not _MISSING:
+                    return hit
+                value = function(argument)  # type: ignore[call-arg]
+                store(argument, value, 64 + (len(argument) if type(argument) is str else 0))
+                return value
+
+            cached = cast(Callable[P, R], cached_one)
+        else:
+
+            @functools.wraps(function)
+            def cached(*args: P.args, **kwargs: P.kwargs) -> R:
+                key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+                hit = entries.get(key, _MISSING)
+                if hit is not _MISSING:
+                    return cast(R, hit)
+                value = function(*args, **kwargs)
+                store(key, value, 64 + sum(len(a) for a in args if type(a) is str))
+                return value
 
         def clear() -> None:
             with lock:
@@ -83,6 +92,15 @@ def text_cache(
         return cached
 
     return decorate
+
+
+def _takes_one_argument(function: Callable[..., object]) -> bool:
+    """Whether `function` takes exactly one argument, by position."""
+    parameters = list(inspect.signature(function).parameters.values())
+    return len(parameters) == 1 and parameters[0].kind in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
 
 
 def clear_all() -> None:

@@ -119,6 +119,7 @@ _EXIT = cue(
     r"[\s:=]*(-?\d+)"
 )
 _EXIT_START = cue(r"exit|return")
+_COUNT_WORD = re.compile(r"passed|failed|error", re.IGNORECASE)
 _TEST_SUMMARY = re.compile(
     r"\b(\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
     r"(?:\s*[,;|]\s*\d+\s+(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|"
@@ -272,7 +273,7 @@ def test_summary(text: str) -> str | None:
         end = tail.find("\n", last)
         line = tail[start : len(tail) if end == -1 else end]
         summaries = [m.group(1) for m in _TEST_SUMMARY.finditer(line)]
-        if any(re.search(r"passed|failed|error", s, re.I) for s in summaries):
+        if any(_COUNT_WORD.search(s) for s in summaries):
             return _as_printed(line)
     dart = _DART_TESTS.findall(tail) if " tests " in tail else None
     if dart:
@@ -508,8 +509,13 @@ _SHELL_RUNNERS = {"python", "python3", "node", "ruby", "bash", "sh", "pytest", "
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(#.*)|([^\s'"]+)""")
 
 
+_COMMAND_SEPARATOR = re.compile(r"&&|\|\||;|\n|\|")
+_REDIRECT_OPERATOR = re.compile(r"^\d?(>>|>|<)&?")
+_REDIRECT_TARGET = re.compile(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>]+)")
+
+
 def _split_commands(command: str) -> Iterator[list[str]]:
-    for raw in re.split(r"&&|\|\||;|\n|\|", command):
+    for raw in _COMMAND_SEPARATOR.split(command):
         words = []
         for single, double, comment, bare in _SHELL_WORD.findall(raw):
             if comment:
@@ -527,7 +533,7 @@ def _without_redirections(words: list[str]) -> list[str]:
         if skip:
             skip = False
             continue
-        operator = re.match(r"^\d?(>>|>|<)&?", word)
+        operator = _REDIRECT_OPERATOR.match(word)
         if operator:
             skip = operator.end() == len(word)  # `> file` (target is the next word)
             continue
@@ -541,7 +547,7 @@ def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
     """Files a shell command evidently touched: `rm` and `git rm`, `touch`, `mv` and `git mv`,
     `sed -i`, redirections."""
     ops: list[tuple[str, FileOp]] = []
-    for redirect in re.finditer(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>]+)", command):
+    for redirect in _REDIRECT_TARGET.finditer(command):
         target = redirect.group(1)
         if looks_like_path(target) and not target.startswith("/dev/"):
             ops.append((target, "written"))
@@ -685,6 +691,7 @@ def identifiers(text: str, limit: int = 8) -> tuple[str, ...]:
 
 # --- prose --------------------------------------------------------------------------------
 
+_CODE_BLOCK = re.compile(r"```.*?(```|$)", re.DOTALL)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
@@ -692,7 +699,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 @text_cache()
 def sentences(text: str) -> tuple[str, ...]:
     """Prose split into sentences and list items, code blocks left out."""
-    text = re.sub(r"```.*?(```|$)", " ", text, flags=re.DOTALL)
+    text = _CODE_BLOCK.sub(" ", text) if "```" in text else text
     out = []
     for raw in _SENTENCE_SPLIT.split(text):
         sentence = _LIST_ITEM.sub("", raw).strip()
@@ -873,6 +880,9 @@ _NOT_A_VALUE = re.compile(
     r"my|our|your|its|their|and|or|but|if|then|so)",
     re.IGNORECASE,
 )
+_SPACES = re.compile(r"\s+")
+_KEY_LEAD = re.compile(r"\b(?:and|then|also|but|so|actually|please|now|,)\s+")
+_KEY_ARTICLE = re.compile(r"^(?:the|our|a|an)\s+")
 _NEGATED = re.compile(r"\b(?:not|n't|never|no)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _KEY_STOP = {"it", "this", "that", "them", "these", "those", "sure", "everything", "things"}
 
@@ -884,9 +894,9 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
     for sentence in sentences(text):
         for pattern in _VALUE_PATTERNS:
             for match in pattern.finditer(sentence):
-                key = re.sub(r"\s+", " ", match.group("key").strip().lower())
-                key = re.split(r"\b(?:and|then|also|but|so|actually|please|now|,)\s+", key)[-1]
-                key = re.sub(r"^(?:the|our|a|an)\s+", "", key)
+                key = _SPACES.sub(" ", match.group("key").strip().lower())
+                key = _KEY_LEAD.split(key)[-1]
+                key = _KEY_ARTICLE.sub("", key)
                 value = match.group("value").strip().rstrip(".")
                 if key in _KEY_STOP or not value or key.split(" ")[0] in _KEY_STOP:
                     continue

@@ -186,8 +186,11 @@ _INSTEAD = re.compile(
 )
 
 
+_SPACES = re.compile(r"\s+")
+
+
 def _norm(value: str) -> str:
-    return re.sub(r"\s+", " ", value.strip(" .`'\"").lower())
+    return _SPACES.sub(" ", value.strip(" .`'\"").lower())
 
 
 # A number with its unit: `20 connections`, `1500ms`, `2.5 GiB`.
@@ -421,10 +424,11 @@ class ErrorsState:
     errors: list[ErrorRecord] = field(default_factory=list)
 
 
+_TEST_COMMAND = re.compile(r"\b(pytest|test|tests|jest|vitest|mocha|unittest|tox|nox|rspec)\b")
+
+
 def _is_test_command(command: str) -> bool:
-    return bool(
-        re.search(r"\b(pytest|test|tests|jest|vitest|mocha|unittest|tox|nox|rspec)\b", command)
-    )
+    return _TEST_COMMAND.search(command) is not None
 
 
 def _covers(command: str, error: ErrorRecord) -> bool:
