@@ -1615,3 +1615,33 @@ def test_deepagents_style_values_never_hide_inside_each_other() -> None:
     plans = [plan for row in DeepAgentsVoice.plans for plan in (row[0], row[1], row[3])]
     for plan in plans:
         assert [p for p in plans if plan in p] == [plan], plan
+
+
+def test_the_rulers_extraction_reads_a_list_of_command_lines() -> None:
+    # LangChain's ShellTool takes `commands`, a list of command lines run one after another:
+    # the ruler reads them as the commands the agent ran, each probe a string of the session.
+    session = sessions("deepagents-style")[0]
+    text = conversation_text(session.conversation).casefold()
+    ran = {f.text: f for f in extract_probes(session.conversation) if f.category == "command"}
+    # (`dune build` and `dune test` the system prompt names: no strategy drops those.)
+    for command in ("dune build @fmt --auto-promote", "opam lint tidemark.opam"):
+        fact = ran[f"The agent ran `{command}`."]
+        assert all(piece.casefold() in text for piece in fact.probe)
+    # Every line of the list runs: a file the second one removes is a file deleted.
+    payload = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "Drop the old shim."},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "c1", "type": "function", "function": {
+                    "name": "terminal",
+                    "arguments": json.dumps({"commands": ["git status --short",
+                                                         "git rm -q lib/old_shim.ml"]}),
+                }}]},
+            {"role": "tool", "tool_call_id": "c1", "content": " M lib/outbox.ml\n"},
+            {"role": "assistant", "content": "Removed lib/old_shim.ml."},
+        ],
+    }  # fmt: skip
+    facts = extract_probes(OPENAI.decode(payload))
+    assert ("file_deleted", ("lib/old_shim.ml",)) in [(f.category, f.probe) for f in facts]
+    assert "The agent ran `git status --short`." in [f.text for f in facts]
