@@ -973,7 +973,7 @@ def test_kiro_style_values_never_hide_inside_each_other() -> None:
 VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
-    "kiro-style", "plandex-style",
+    "kiro-style", "plandex-style", "deepagents-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1020,8 +1020,8 @@ def _plan_status(done: str | None, marker: str | None) -> str:
 
 
 def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
-    """Every to-do list the session wrote, as (description, status) items: Gemini's
-    `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
+    """Every to-do list the session wrote, as (description, status) items: Gemini's and
+    deepagents' `write_todos` items, Goose's `todo__write` Markdown checklist, Continue's checklist
     message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
     Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
@@ -1066,8 +1066,15 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
             )
         for call in message.tool_calls:
             arguments = json.loads(call.arguments)
-            if call.name == "write_todos":
-                lists.append(arguments["todos"])
+            if call.name == "write_todos":  # Gemini's items say `description`, deepagents'
+                items = arguments["todos"]  # `content`; either writes the whole list
+                lists.append(
+                    [
+                        {"description": i.get("description", i.get("content")),
+                         "status": i["status"]}
+                        for i in items
+                    ]
+                )  # fmt: skip
             elif call.name == "todos":  # Crush: the whole list, a dropped item left out
                 items = arguments["todos"]
                 lists.append([{"description": i["content"], "status": i["status"]} for i in items])
@@ -1477,3 +1484,164 @@ def test_plandex_style_values_never_hide_inside_each_other() -> None:
     values = [value for _, *row in PlandexVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value
+
+
+def test_deepagents_style_speaks_deepagents_and_langchain_tools() -> None:
+    from compaction.eval.families.deepagents import ROOT
+
+    mine = _shapes("deepagents-style")
+    assert set(mine) == {
+        "terminal", "ls", "read_file", "write_file", "edit_file", "glob", "grep", "write_todos",
+        "task", "file_delete", "move_file",
+    }  # fmt: skip
+    assert mine["terminal"] == {"commands"}
+    assert {"file_path"} <= mine["read_file"] <= {"file_path", "offset", "limit"}
+    assert mine["write_file"] == {"file_path", "content"}
+    assert {"file_path", "old_string", "new_string"} <= mine["edit_file"]
+    assert mine["edit_file"] <= {"file_path", "old_string", "new_string", "replace_all"}
+    assert mine["ls"] == {"path"} and mine["glob"] == {"pattern", "path"}
+    assert {"pattern", "path"} <= mine["grep"] <= {"pattern", "path", "glob", "output_mode"}
+    assert mine["write_todos"] == {"todos"} and mine["task"] == {"description", "subagent_type"}
+    assert mine["file_delete"] == {"file_path"}
+    assert mine["move_file"] == {"source_path", "destination_path"}
+    for session in sessions("deepagents-style"):
+        for message in session.conversation.messages:
+            for call in message.tool_calls:
+                arguments = json.loads(call.arguments)
+                # deepagents' filesystem tools take absolute paths, and so do the toolkit's here.
+                for key in ("path", "file_path", "source_path", "destination_path"):
+                    if key in arguments:
+                        assert arguments[key].startswith(f"{ROOT}/"), (call.name, arguments)
+                if call.name == "terminal":  # ShellTool: a list of command strings
+                    assert arguments["commands"] and all(
+                        isinstance(c, str) for c in arguments["commands"]
+                    )
+        # write_todos: the whole list each time, with no cancelled state, and its answer is
+        # that list as Python prints it.
+        for arguments, result in _calls(session, "write_todos"):
+            for item in arguments["todos"]:
+                assert set(item) == {"content", "status"}
+                assert item["status"] in {"pending", "in_progress", "completed"}
+            assert result == f"Updated todo list to {arguments['todos']}"
+        for arguments, result in _calls(session, "task"):
+            assert arguments["subagent_type"] == "general-purpose"
+            assert not result.startswith(("Updated", "Successfully"))
+
+
+def test_deepagents_style_answers_as_its_tools_do() -> None:
+    for session in sessions("deepagents-style"):
+        # read_file: `cat -n` lines, six-wide numbers and a tab, from offset + 1.
+        for arguments, result in _calls(session, "read_file"):
+            lines = result.split("\n")
+            numbers = [int(line.split("\t", 1)[0]) for line in lines]
+            first = arguments.get("offset", 0) + 1
+            assert numbers == list(range(first, first + len(lines)))
+            assert all(re.match(r"^[ \d]{6}\t", line) for line in lines)
+            assert len(lines) <= arguments.get("limit", 500)
+        for arguments, result in _calls(session, "edit_file"):
+            assert result == (
+                f"Successfully replaced 1 instance(s) of the string in '{arguments['file_path']}'"
+            )
+        for arguments, result in _calls(session, "write_file"):
+            assert result == f"Updated file {arguments['file_path']}"
+        for arguments, result in _calls(session, "file_delete"):
+            assert result == f"File deleted successfully: {arguments['file_path']}."
+        [(move, moved)] = _calls(session, "move_file")
+        assert moved == (
+            f"File moved successfully from {move['source_path']} to {move['destination_path']}."
+        )
+        for call_name in ("ls", "glob"):
+            for _, result in _calls(session, call_name):
+                assert result.startswith("['/") and result.endswith("']")
+        # The ShellTool answers output only: no exit status, whatever the command did.
+        for _, result in _calls(session, "terminal"):
+            assert "exit code" not in result.casefold() and "exit status" not in result.casefold()
+        assert session.conversation.messages[-1].role == "assistant"
+
+
+_ALCOTEST_SUMMARY = re.compile(
+    r"^(?:(\d+) failures?! |Test Successful )in 0\.\d{3}s\. (\d+) tests run\.$", re.M
+)
+
+
+def test_deepagents_style_speaks_dune_and_alcotest() -> None:
+    from compaction.eval.families.deepagents import BENCH, BUILD, TEST
+
+    for session in sessions("deepagents-style"):
+        runs = [(a["commands"], r) for a, r in _calls(session, "terminal")]
+        # dune build: the unbound name, located and underlined, then a silent build.
+        builds = [r for c, r in runs if c == [BUILD]]
+        assert len(builds) == 2 and builds[1] == ""
+        located = re.match(r'^File "(lib/\w+\.ml)", line (\d+), characters (\d+)-(\d+):\n'
+                           r"\2 \| (.+)\n( *)(\^+)\nError: Unbound value tenant_id$",
+                           builds[0])  # fmt: skip
+        assert located, builds[0]
+        start, end = int(located[3]), int(located[4])
+        assert located[5][start:end] == "tenant_id" and len(located[7]) == end - start
+        assert len(located[6]) == len(f"{located[2]} | ") + start
+        # The fix reads the lines the error points at, then edits that one line.
+        [window] = [(a, r) for a, r in _calls(session, "read_file")
+                    if a["file_path"].endswith(located[1]) and a.get("offset") == 80]  # fmt: skip
+        assert f"\n    {located[2]}\t{located[5]}\n" in window[1]
+        # dune test: alcotest's [OK]/[FAIL] lines add up to its summary; the first failure is
+        # boxed, the rest only listed.
+        tests = [r for c, r in runs if c == [TEST]]
+        assert len(tests) == 2
+        for result in tests:
+            assert result.startswith('File "test/dune", line 2, characters 7-20:\n')
+            [(failed, total)] = _ALCOTEST_SUMMARY.findall(result)
+            marks = re.findall(r"^  \[(OK|FAIL)\] +\w+ +\d+   .+\.$", result, re.M)
+            assert len(marks) == int(total) and marks.count("FAIL") == int(failed)
+            assert result.count("│ [FAIL]") == 1 and "   Expected: " in result
+            assert "\nFull test results in `~/src/tidemark/_build/" in result
+        # dune build @fmt: ocamlformat's diff of a file the session wrote, promoted.
+        [fmt] = [r for c, r in runs if c == ["dune build @fmt --auto-promote"]]
+        written = [a["file_path"] for a, _ in _calls(session, "write_file")]
+        promoted = re.search(r"^Promoting _build/default/\S+ to (\S+)\.$", fmt, re.M)
+        assert promoted and any(p.endswith(promoted[1]) for p in written)
+        assert "\n--- a/_build/default/" in fmt and "\n+++ b/_build/default/" in fmt
+        # core_bench: the figure the user keeps is the Time/Run cell.
+        [bench] = [r for c, r in runs if c == [BENCH]]
+        [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
+        assert re.search(rf"^│ flush one batch │ +{re.escape(figure)}us │", bench, re.M)
+
+
+def test_deepagents_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.deepagents import DeepAgentsVoice
+
+    values = [value for _, *row in DeepAgentsVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+    plans = [plan for row in DeepAgentsVoice.plans for plan in (row[0], row[1], row[3])]
+    for plan in plans:
+        assert [p for p in plans if plan in p] == [plan], plan
+
+
+def test_the_rulers_extraction_reads_a_list_of_command_lines() -> None:
+    # LangChain's ShellTool takes `commands`, a list of command lines run one after another:
+    # the ruler reads them as the commands the agent ran, each probe a string of the session.
+    session = sessions("deepagents-style")[0]
+    text = conversation_text(session.conversation).casefold()
+    ran = {f.text: f for f in extract_probes(session.conversation) if f.category == "command"}
+    # (`dune build` and `dune test` the system prompt names: no strategy drops those.)
+    for command in ("dune build @fmt --auto-promote", "opam lint tidemark.opam"):
+        fact = ran[f"The agent ran `{command}`."]
+        assert all(piece.casefold() in text for piece in fact.probe)
+    # Every line of the list runs: a file the second one removes is a file deleted.
+    payload = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "Drop the old shim."},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "c1", "type": "function", "function": {
+                    "name": "terminal",
+                    "arguments": json.dumps({"commands": ["git status --short",
+                                                         "git rm -q lib/old_shim.ml"]}),
+                }}]},
+            {"role": "tool", "tool_call_id": "c1", "content": " M lib/outbox.ml\n"},
+            {"role": "assistant", "content": "Removed lib/old_shim.ml."},
+        ],
+    }  # fmt: skip
+    facts = extract_probes(OPENAI.decode(payload))
+    assert ("file_deleted", ("lib/old_shim.ml",)) in [(f.category, f.probe) for f in facts]
+    assert "The agent ran `git status --short`." in [f.text for f in facts]

@@ -50,7 +50,8 @@ by its own eyes:
   or tool output named it. One fact per file, by its final state.
 - commands run: shell tool calls (`bash`, `shell`, `run_command` …) and SWE-agent actions
   other than its own editor, navigation and session commands; one fact per distinct command
-  line, none for commands under four characters (`ls`).
+  line, none for commands under four characters (`ls`). A list of command lines (LangChain's
+  ShellTool `terminal` takes `commands`) is read as one script of those lines.
 - the last failing test still failing at the end: pytest `FAILED`/`ERROR` ids and unittest
   `FAIL:`/`ERROR:` lines in tool outputs; a test is passing again when a later output shows
   it `PASSED`/`ok`, or when a later run reports no failures and its command names the test's
@@ -517,6 +518,9 @@ _SHELL_TOOLS = frozenset(
     }
 )
 _COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
+#: Argument keys holding a list of command lines run one after another (LangChain's
+#: ShellTool, `terminal`: `commands`), read as the lines of one script.
+_COMMAND_LINE_KEYS = ("commands",)
 
 #: SWE-agent's own commands: its editor, navigation, search and session control. Everything
 #: else a SWE-agent action runs is a shell command.
@@ -640,6 +644,10 @@ class _Action:
                 return value
             if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
                 return " ".join(value)
+        for key in _COMMAND_LINE_KEYS:
+            value = self.arguments.get(key)
+            if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                return "\n".join(value)
         return None
 
 

@@ -22,6 +22,7 @@ from compaction.eval.families.continue_dev import ContinueVoice
 from compaction.eval.families.copilot import CopilotVoice
 from compaction.eval.families.crush import CrushVoice
 from compaction.eval.families.cursor import CursorVoice
+from compaction.eval.families.deepagents import DeepAgentsVoice
 from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.homegrown import HomegrownVoice
@@ -54,6 +55,7 @@ _VOICES: tuple[type[Voice], ...] = (
     WarpVoice,
     KiroVoice,
     PlandexVoice,
+    DeepAgentsVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -445,6 +445,16 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 f"   in map {b}Id (filter ((== key) . {b}Key) ({a}Items {a}))",
                 "",
             ]
+        elif lang == "ml":
+            # No filler word is an OCaml keyword; a record's type is its module's `t`.
+            out += [
+                f"let {name} ({a} : {a.title()}.t) ?{b} () =",
+                f'  let {b} = Option.value {b} ~default:"{rng.choice(_WORDS)}" in',
+                f"  {a}.items",
+                f"  |> List.filter (fun x -> String.equal x.{b} {b})",
+                "  |> List.map (fun x -> x.id)",
+                "",
+            ]
         elif lang == "jl":
             out += [
                 f"function {name}({a}, {b}=nothing)",
