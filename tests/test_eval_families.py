@@ -1477,3 +1477,41 @@ def test_plandex_style_values_never_hide_inside_each_other() -> None:
     values = [value for _, *row in PlandexVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value
+
+
+def test_the_ruler_reads_files_a_tool_names_in_a_list_of_paths() -> None:
+    # Augment's `remove-files` names its files in a `file_paths` list, not one path argument.
+    messages = [
+        {"role": "user", "content": "drop the two legacy relays"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function", "function": {
+                "name": "remove-files",
+                "arguments": json.dumps({"file_paths": ["src/LegacyA.scala", "src/LegacyB.scala"]}),
+            }}]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": "File(s) removed: src/LegacyA.scala, src/LegacyB.scala"},
+        {"role": "assistant", "content": "Both legacy relays are gone."},
+    ]  # fmt: skip
+    conversation = OPENAI.decode({"model": "gpt-4o", "messages": messages})
+    deleted = [f.probe[0] for f in extract_probes(conversation) if f.category == "file_deleted"]
+    assert sorted(deleted) == ["src/LegacyA.scala", "src/LegacyB.scala"]
+
+
+def test_the_ruler_reads_commands_run_through_launch_process() -> None:
+    # Augment's agent runs its shell commands through `launch-process` {command, wait, …}.
+    arguments = {"command": "git mv src/A.scala src/B.scala && sbt compile", "wait": True,
+                 "max_wait_seconds": 600, "cwd": "/home/dev/src/relay"}  # fmt: skip
+    messages = [
+        {"role": "user", "content": "rename A to B"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "launch-process", "arguments": json.dumps(arguments)}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content":
+         "Here are the results from executing the command.\n<return-code>\n0\n</return-code>\n"
+         "<output>\n[success] Total time: 4 s\n</output>"},
+        {"role": "assistant", "content": "Renamed."},
+    ]  # fmt: skip
+    facts = extract_probes(OPENAI.decode({"model": "gpt-4o", "messages": messages}))
+    found = {(f.category, f.probe[0]) for f in facts}
+    assert ("command", "git mv src/A.scala src/B.scala && sbt compile") in found
+    assert {("file_deleted", "src/A.scala"), ("file_created", "src/B.scala")} <= found
