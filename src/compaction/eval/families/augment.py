@@ -40,10 +40,11 @@ What is this family's own reading, where no source says more: the task tools' an
 list updated successfully. Created: C, Updated: U, Deleted: D." and the changed tasks as
 `[x] UUID:<id> NAME:<name> DESCRIPTION:<text>` lines, the markdown a re-implementing proxy
 documents for `view_tasklist`); `remove-files`' answer ("File(s) removed: <paths>");
-`read-process`' wording ("Here is the output from terminal N (status: completed):"), which
-follows the earlier build's process tool; and `codebase-retrieval`'s "The following code
-sections were retrieved:" heading. Paths are relative to the workspace root, as the schema
-asks; `cwd` is the absolute root.
+`read-process`' wording ("Here is the output from terminal N (status: completed):") and the
+still-running answer's `Terminal ID N` line, which follow the earlier build's process tools
+(that build named a PID where the current schema names a terminal id); and
+`codebase-retrieval`'s "The following code sections were retrieved:" heading. Paths are
+relative to the workspace root, as the schema asks; `cwd` is the absolute root.
 
 Tool outputs follow sbt's: the `[info] welcome to sbt` / `loading` / `set current project`
 lines, Scala 3's `[error] -- [E006] Not Found Error: <file>:88:24` with the source line, the
