@@ -974,6 +974,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
+    "augment-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1005,6 +1006,10 @@ _SUBTASK_STATUS = {"queued": "pending", "working": "in_progress", "finished": "c
 #: The homegrown agent's `plan_set` states, as the story names them.
 _PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed",
                    "dropped": "cancelled"}  # fmt: skip
+#: Augment's task states, as the story names them, and a task line of its tools' answers.
+_AUGMENT_STATE = {"NOT_STARTED": "pending", "IN_PROGRESS": "in_progress", "COMPLETE": "completed",
+                  "CANCELLED": "cancelled"}  # fmt: skip
+_AUGMENT_TASK = re.compile(r"^-?\[[ /x-]\] UUID:(\S+) NAME:(.+) DESCRIPTION:", re.M)
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
 #: Zed's plan steps, as its assistant numbers them in its own messages.
@@ -1025,7 +1030,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
     Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
-    Cursor's `todo_write` items merged by id, or Amp's `todo_write` list."""
+    Augment's tasks by the ids its `add_tasks` answers give them, Cursor's `todo_write` items
+    merged by id, or Amp's `todo_write` list."""
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -1033,6 +1039,9 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     merged: dict[str, dict[str, str]] = {}
     warp: dict[str, dict[str, str]] = {}  # Warp's to-dos by id, in the order created
     spec: dict[str, str] = {}  # Kiro's tasks.md: task → status
+    augment: dict[str, dict[str, str]] = {}  # Augment's tasks by id, in the order added
+    answers = {r.tool_call_id: r.text for m in session.conversation.messages
+               for r in m.tool_results}  # fmt: skip
     for message in session.conversation.messages:
         text = message.text if message.role == "assistant" else ""
         if text.startswith(PLAN_OPENERS):
@@ -1101,6 +1110,20 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                             if match:
                                 spec[match[2]] = "pending"
                     lists.append([{"description": d, "status": st} for d, st in spec.items()])
+            elif call.name in ("add_tasks", "update_tasks"):
+                # Augment: added tasks get their ids in the answer; updates name ids only.
+                if call.name == "add_tasks":
+                    ids = dict(_AUGMENT_TASK.findall(answers[call.id]))
+                    named = {name: task_id for task_id, name in ids.items()}
+                    for item in arguments["tasks"]:
+                        augment[named[item["name"]]] = {
+                            "description": item["name"],
+                            "status": _AUGMENT_STATE[item.get("state", "NOT_STARTED")],
+                        }
+                else:
+                    for item in arguments["tasks"]:
+                        augment[item["task_id"]]["status"] = _AUGMENT_STATE[item["state"]]
+                lists.append([dict(item) for item in augment.values()])
             elif call.name == "set_subtasks":  # Plandex: the whole list each time
                 lists.append(
                     [
@@ -1645,3 +1668,208 @@ def test_the_rulers_extraction_reads_a_list_of_command_lines() -> None:
     facts = extract_probes(OPENAI.decode(payload))
     assert ("file_deleted", ("lib/old_shim.ml",)) in [(f.category, f.probe) for f in facts]
     assert "The agent ran `git status --short`." in [f.text for f in facts]
+
+
+def test_the_ruler_reads_files_a_tool_names_in_a_list_of_paths() -> None:
+    # Augment's `remove-files` names its files in a `file_paths` list, not one path argument.
+    messages = [
+        {"role": "user", "content": "drop the two legacy relays"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function", "function": {
+                "name": "remove-files",
+                "arguments": json.dumps({"file_paths": ["src/LegacyA.scala", "src/LegacyB.scala"]}),
+            }}]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": "File(s) removed: src/LegacyA.scala, src/LegacyB.scala"},
+        {"role": "assistant", "content": "Both legacy relays are gone."},
+    ]  # fmt: skip
+    conversation = OPENAI.decode({"model": "gpt-4o", "messages": messages})
+    deleted = [f.probe[0] for f in extract_probes(conversation) if f.category == "file_deleted"]
+    assert sorted(deleted) == ["src/LegacyA.scala", "src/LegacyB.scala"]
+
+
+def test_the_ruler_reads_commands_run_through_launch_process() -> None:
+    # Augment's agent runs its shell commands through `launch-process` {command, wait, …}.
+    arguments = {"command": "git mv src/A.scala src/B.scala && sbt compile", "wait": True,
+                 "max_wait_seconds": 600, "cwd": "/home/dev/src/relay"}  # fmt: skip
+    messages = [
+        {"role": "user", "content": "rename A to B"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "launch-process", "arguments": json.dumps(arguments)}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content":
+         "Here are the results from executing the command.\n<return-code>\n0\n</return-code>\n"
+         "<output>\n[success] Total time: 4 s\n</output>"},
+        {"role": "assistant", "content": "Renamed."},
+    ]  # fmt: skip
+    facts = extract_probes(OPENAI.decode({"model": "gpt-4o", "messages": messages}))
+    found = {(f.category, f.probe[0]) for f in facts}
+    assert ("command", "git mv src/A.scala src/B.scala && sbt compile") in found
+    assert {("file_deleted", "src/A.scala"), ("file_created", "src/B.scala")} <= found
+
+
+def test_augment_style_speaks_augments_tools() -> None:
+    mine = _shapes("augment-style")
+    assert set(mine) == {
+        "launch-process", "read-process", "view", "str-replace-editor", "save-file",
+        "remove-files", "codebase-retrieval", "add_tasks", "update_tasks", "view_tasklist",
+    }  # fmt: skip
+    assert mine["launch-process"] == {"command", "wait", "max_wait_seconds", "cwd"}
+    assert mine["read-process"] == {"terminal_id", "wait", "max_wait_seconds"}
+    assert mine["view"] == {"path", "type", "view_range", "search_query_regex"}
+    entries = {
+        f"{key}_{k}"
+        for k in (1, 2)
+        for key in ("old_str", "new_str", "old_str_start_line_number", "old_str_end_line_number")
+    }
+    assert mine["str-replace-editor"] == {"command", "path", "instruction_reminder", *entries}
+    assert mine["save-file"] == {"instructions_reminder", "path", "file_content",
+                                 "add_last_line_newline"}  # fmt: skip
+    assert mine["remove-files"] == {"file_paths"}
+    assert mine["codebase-retrieval"] == {"information_request"}
+    assert mine["add_tasks"] == mine["update_tasks"] == {"tasks"}
+    assert mine["view_tasklist"] == set()
+    # A name another agent uses too (`view`) carries other arguments there.
+    for family in FAMILIES:
+        if family != "augment-style":
+            theirs = _shapes(family)
+            for name in set(mine) & set(theirs):
+                assert mine[name] != theirs[name], (family, name)
+    states = {"NOT_STARTED", "IN_PROGRESS", "COMPLETE", "CANCELLED"}
+    for session in sessions("augment-style"):
+        for arguments, _ in _calls(session, "add_tasks"):
+            for item in arguments["tasks"]:
+                assert set(item) == {"name", "description", "state"} and item["state"] in states
+        for arguments, _ in _calls(session, "update_tasks"):
+            for item in arguments["tasks"]:
+                assert set(item) == {"task_id", "state"} and item["state"] in states
+        for arguments, _ in _calls(session, "str-replace-editor"):
+            assert arguments["command"] == "str_replace"
+            assert all(not key.startswith("insert_line") for key in arguments)
+        for arguments, _ in _calls(session, "view"):
+            assert arguments["type"] in ("file", "directory")
+            assert not arguments["path"].startswith("/")  # relative to the workspace root
+
+
+_LAUNCHED = re.compile(r"\AHere are the results from executing the command\.\n<return-code>\n"
+                       r"(\d+)\n</return-code>\n<output>\n(.*)\n</output>\Z", re.S)  # fmt: skip
+_SBT_COUNTS = re.compile(r"^\[(?:error|info)\] (?:Failed|Passed): Total (\d+), Failed (\d+), "
+                         r"Errors 0, Passed (\d+)$", re.M)  # fmt: skip
+
+
+def test_augment_style_speaks_sbt_and_munit() -> None:
+    from compaction.eval.families.augment import BENCH, BUILD, ROOT
+
+    for session in sessions("augment-style"):
+        runs: dict[str, list[tuple[int, str]]] = {}
+        for arguments, result in _calls(session, "launch-process"):
+            assert arguments["cwd"] == ROOT and arguments["wait"] is True
+            if arguments["command"] == BENCH:
+                continue
+            launched = _LAUNCHED.match(result)
+            assert launched, result[:120]
+            runs.setdefault(arguments["command"], []).append((int(launched[1]), launched[2]))
+        # sbt compile: Scala 3's Not Found error at both calls, then the build passes.
+        (failed_code, failed), (ok_code, ok) = runs[BUILD]
+        flagged = re.findall(
+            r"^\[error\] -- \[E006\] Not Found Error: "
+            rf"{ROOT}/(src/main/scala/\S+\.scala):(\d+):(\d+) $",
+            failed,
+            re.M,
+        )
+        assert [line for _, line, _ in flagged] == ["88", "93"] and failed_code == 1
+        assert failed.count("[error]    |") == 2 * 4 and failed.count("Not found: tenantId") == 2
+        assert "[error] two errors found\n[error] (Compile / compileIncremental)" in failed
+        assert ok_code == 0 and "[error]" not in ok and "\n[success] Total time: " in ok
+        # The fix: one str-replace-editor call with two entries, at the lines sbt named.
+        [fix] = [a for a, _ in _calls(session, "str-replace-editor") if "old_str_2" in a]
+        assert fix["path"] == flagged[0][0]
+        assert [fix[f"old_str_start_line_number_{k}"] for k in (1, 2)] == [88, 93]
+        assert all(fix[f"old_str_{k}"].endswith("(batch, tenantId)") for k in (1, 2))
+        assert all(fix[f"new_str_{k}"].endswith("(batch, batch.tenantId)") for k in (1, 2))
+        # sbt test: munit's suites, every test counted once in sbt's summary.
+        tests = runs["sbt test"]
+        assert len(tests) == 2
+        for code, out in tests:
+            [(total, failed_tests, passed)] = _SBT_COUNTS.findall(out)
+            ran = re.findall(r"^\[info\]   \+ .+ \d\.\d{3}s$", out, re.M)
+            broken = re.findall(
+                r"^\[error\] ==> X (com\.acme\.relay\.\w+Suite)\..+  \d\.\d{3}s "
+                r"munit\.ComparisonFailException: \S+:\d+$",
+                out,
+                re.M,
+            )
+            assert len(ran) == int(passed) and len(broken) == int(failed_tests)
+            assert int(total) == int(passed) + int(failed_tests)
+            assert out.count("[error] values are not the same") == len(broken)
+            listed = re.findall(r"^\[error\] \t(\S+)$", out, re.M)
+            assert listed == list(dict.fromkeys(broken)) and code == 1
+        for command in ("sbt scalafmtCheckAll", "sbt mimaReportBinaryIssues"):
+            [(code, out)] = runs[command]
+            assert code == 0 and out.startswith("[info] welcome to sbt 1.10.2")
+        # The benchmark outlasts its wait and is read back from its terminal.
+        [(started, running)] = [(a, r) for a, r in _calls(session, "launch-process")
+                                if a["command"] == BENCH]  # fmt: skip
+        terminal = re.search(r"^Terminal ID (\d+)$", running, re.M)
+        assert running.startswith("Command is still running after 120 seconds.") and terminal
+        [(read, done)] = _calls(session, "read-process")
+        assert read["terminal_id"] == int(terminal[1]) and started["max_wait_seconds"] == 120
+        assert done.startswith(f"Here is the output from terminal {terminal[1]} (status: "
+                               "completed):\n<output>\n")  # fmt: skip
+        [figure] = [f.probe[0] for f in session.facts if f.text.startswith("The figure")]
+        assert re.search(rf"^\[info\] FlushBench\.oneBatch +avgt +5 +{re.escape(figure)} \u00b1 ",
+                         done, re.M)  # fmt: skip
+        # view answers as `cat -n` does, the lines asked for, and the file's length.
+        for arguments, result in _calls(session, "view"):
+            if arguments["type"] == "directory":
+                assert result.startswith(
+                    f"Here's the files and directories up to 2 levels deep "
+                    f"in {arguments['path']}, excluding hidden items:\n"
+                )
+                continue
+            total_lines = re.search(r"\nTotal lines in file: (\d+)\n?\Z", result)
+            assert total_lines, result[-80:]
+            numbered = re.findall(r"^[> ]?\s*(\d+)\t", result, re.M)
+            if "search_query_regex" in arguments:
+                assert result.startswith("Regex search results for pattern: ")
+                assert len(re.findall(r"^>", result, re.M)) == 2
+                continue
+            first, last = arguments.get("view_range", [1, int(total_lines[1])])
+            assert [int(n) for n in numbered] == list(range(first, last + 1))
+        for arguments, result in _calls(session, "save-file"):
+            assert result == "File saved.  Saved file {" + arguments["path"] + "}"
+        for arguments, result in _calls(session, "remove-files"):
+            assert result == "File(s) removed: " + ", ".join(arguments["file_paths"])
+        assert session.conversation.messages[-1].role == "assistant"
+
+
+def test_augment_style_is_measured_as_anthropic_messages_too() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_realdata
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("bench_realdata", None)
+    assert "augment-style" in bench_realdata.ANTHROPIC_FAMILIES
+    for session in sessions("augment-style"):
+        payload = ANTHROPIC.encode(session.conversation)
+        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        uses = [b for b in blocks if b["type"] == "tool_use"]
+        answered = [b for b in blocks if b["type"] == "tool_result"]
+        calls = [c for m in session.conversation.messages for c in m.tool_calls]
+        assert len(uses) == len(answered) == len(calls)
+        assert [b["name"] for b in uses] == [c.name for c in calls]
+        assert {b["tool_use_id"] for b in answered} == {b["id"] for b in uses}
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+def test_augment_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.augment import AugmentVoice
+
+    values = [value for _, *row in AugmentVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value

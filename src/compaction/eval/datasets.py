@@ -66,7 +66,8 @@ by its own eyes:
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
   through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
   (edited), `new_files` (written) and `deleted_files` lists; Kiro's `deleteFile` names its
-  file in `targetFile`.
+  file in `targetFile`; Augment's `remove-files` names its files in a `file_paths` list, and its
+  agent runs commands through `launch-process`.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -515,6 +516,7 @@ _SHELL_TOOLS = frozenset(
         "local_shell",
         "container.exec",
         "run_in_terminal",
+        "launch-process",
     }
 )
 _COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
@@ -777,6 +779,19 @@ def _tool_path(arguments: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: Argument keys that name several files, each one acted on alike (Augment's `remove-files`).
+_PATH_LIST_KEYS = ("file_paths",)
+
+
+def _tool_paths(arguments: Mapping[str, Any]) -> list[str]:
+    """The files an argument list names, when it names them in a list of paths."""
+    for key in _PATH_LIST_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, list):
+            return [v for v in value if isinstance(v, str) and v.strip()]
+    return []
+
+
 def _named_path(action: _Action) -> str | None:
     """The file an action names (to read, open or change it), if it names one."""
     if action.text:
@@ -849,6 +864,8 @@ def _file_ops(action: _Action) -> list[tuple[str, _FileOp]]:
         if words & vocabulary:
             if path is not None:
                 return [(path, op)]
+            if named := _tool_paths(action.arguments):
+                return [(p, op) for p in named]
             if name.lower() in _EDIT_OPEN_FILE and action.open_file:
                 return [(action.open_file, "modified")]
             return []

@@ -15,6 +15,7 @@ from typing import Final
 
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.amp import AmpVoice
+from compaction.eval.families.augment import AugmentVoice
 from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
@@ -56,6 +57,7 @@ _VOICES: tuple[type[Voice], ...] = (
     KiroVoice,
     PlandexVoice,
     DeepAgentsVoice,
+    AugmentVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -455,6 +455,17 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "  |> List.map (fun x -> x.id)",
                 "",
             ]
+        elif lang == "scala":
+            # `export` and `import` are Scala 3 keywords: as names they take an underscore.
+            a, b = (w + "_" if w in ("export", "import") else w for w in (a, b))
+            fun = lower_camel(name)
+            out += [
+                f"  def {fun}({a}: {camel(a.rstrip('_'))}, {b}: Option[String] = None): "
+                "List[String] =",
+                f'    val key = {b}.getOrElse("{rng.choice(_WORDS)}")',
+                f"    {a}.items.filter(_.{b} == key).map(_.id)",
+                "",
+            ]
         elif lang == "jl":
             out += [
                 f"function {name}({a}, {b}=nothing)",
