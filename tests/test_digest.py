@@ -403,6 +403,43 @@ def test_the_latest_todo_list_is_the_state_and_done_items_are_not_open() -> None
     assert "- Add the retry flag" not in text, "a to-do later done is not listed as open"
 
 
+def test_a_todo_dropped_from_a_whole_list_is_told_as_cancelled_not_lost() -> None:
+    # The tool states the whole list each time: an open item a later list leaves out was
+    # dropped. Saying so keeps the agent from doing it again; it is never shown as open.
+    first = todo_call("1", ("Add the retry flag", "pending"), ("Remove the old shim", "pending"))
+    second = todo_call("2", ("Add the retry flag", "completed"))
+    ledger = extract_ledger(
+        [first, result("1", "Todos updated."), second, result("2", "Todos updated.")]
+    )
+    text = rendered(ledger)
+    assert "- [cancelled] Remove the old shim" in text
+    assert "- Remove the old shim" not in text
+    assert "- [completed] Add the retry flag" in text
+    # The same when the two lists are in two spans digested apart, then merged.
+    earlier = extract_ledger([first, result("1", "Todos updated.")])
+    later = extract_ledger([second, result("2", "Todos updated.")])
+    assert "- [cancelled] Remove the old shim" in rendered(earlier.merge(later))
+    again = parse_ledger(rendered(earlier.merge(later)))
+    assert "- [cancelled] Remove the old shim" in rendered(again)
+
+
+def test_bracketed_fail_verdicts_name_the_tests_that_failed() -> None:
+    # alcotest prints one line per test, the verdict in brackets first.
+    alcotest = "\n".join(
+        [
+            "Testing `tidemark'.",
+            "  [FAIL]        signer             0   retries a timed-out delivery three times.",
+            *(f"  [OK]          signer             {n}   decodes case {n}." for n in range(1, 9)),
+            "Full test results in `_build/_tests/tidemark'.",
+            "1 failure! in 0.020s. 9 tests run.",
+        ]
+    )
+    outcome, errors = signals.outcome_of(alcotest)
+    assert outcome == "failed"
+    assert any("retries a timed-out delivery three times" in e for e in errors)
+    assert not any("decodes case" in e for e in errors)
+
+
 def test_an_error_fixed_later_is_kept_with_what_fixed_it() -> None:
     ledger = extract_ledger(
         [

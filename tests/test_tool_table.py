@@ -1228,6 +1228,17 @@ def test_a_known_shell_tool_with_other_argument_names_still_names_its_command(
     assert actions_of_call("command_status", {"CommandId": "a1b2c3", "WaitSeconds": 5}) == ()
 
 
+def test_a_known_to_do_tool_with_another_agents_item_keys_still_states_its_list() -> None:
+    # Gemini CLI's `write_todos` items hold `description`; deepagents' hold `content`.
+    items = [
+        {"content": "wire the exporter", "status": "completed"},
+        {"content": "remove the old shim", "status": "pending"},
+    ]
+    assert actions_of_call("write_todos", {"todos": items}) == (
+        todos(Todo("wire the exporter", "completed"), Todo("remove the old shim", "pending")),
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "arguments", "expected"),
     [

@@ -917,7 +917,8 @@ def _todos(value: object, shape: TodoShape) -> tuple[Todo, ...] | None:
     for item in value:
         if not isinstance(item, Mapping):
             continue
-        text = _first_text(item, shape.text_keys)
+        # Another agent's tool of the same name may key its items otherwise.
+        text = _first_text(item, shape.text_keys) or _first_text(item, _FALLBACK_TODOS.text_keys)
         if text is None:
             continue
         todo_id = _id_text(item.get(shape.id_key)) if shape.id_key else None

@@ -1004,6 +1004,21 @@ class TodosState:
     listed: list[Todo] = field(default_factory=list)
     prose: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
+    # Whether `listed` is a whole list the tool stated (not items changed one at a time).
+    stated: bool = False
+
+
+def _with_dropped(earlier: list[Todo], later: list[Todo]) -> list[Todo]:
+    """`later`, a whole list the tool stated, followed by the items of `earlier` it leaves
+    out: an open one was dropped (cancelled), a closed one stays as it was."""
+    ids = {t.id for t in later if t.id is not None}
+    texts = {t.text for t in later}
+    dropped = [
+        t if t.status in ("completed", "cancelled") else Todo(t.text, "cancelled", t.id)
+        for t in earlier
+        if t.text and t.text not in texts and (t.id is None or t.id not in ids)
+    ]
+    return [*later, *dropped]
 
 
 def _closes(done_sentence: str, todo: str) -> bool:
@@ -1035,8 +1050,10 @@ class Todos(Section[TodosState]):
                     break
             return
         if isinstance(event, TodosStated):
-            # The tool states the whole list each time: its latest list is the truth.
-            state.listed = list(event.todos)
+            # The tool states the whole list each time: its latest list is the truth, and
+            # what it leaves out was dropped.
+            state.listed = _with_dropped(state.listed, list(event.todos))
+            state.stated = True
             # What prose said was still to do before the list is the list's to state now.
             state.prose = []
             return
@@ -1068,10 +1085,14 @@ class Todos(Section[TodosState]):
             state.listed.append(todo)
 
     def merge(self, earlier: TodosState, later: TodosState) -> TodosState:
-        listed = list(later.listed) if later.listed else list(earlier.listed)
+        if later.stated:
+            listed = _with_dropped(earlier.listed, later.listed)
+        else:
+            listed = list(later.listed) if later.listed else list(earlier.listed)
         prose = [p for p in earlier.prose if p not in later.done]
         prose += [p for p in later.prose if p not in prose]
-        return TodosState(listed, prose, [*earlier.done, *later.done])
+        stated = later.stated or (earlier.stated and not later.listed)
+        return TodosState(listed, prose, [*earlier.done, *later.done], stated)
 
     def items(self, state: TodosState) -> list[Item]:
         out = []
