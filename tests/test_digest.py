@@ -440,6 +440,30 @@ def test_bracketed_fail_verdicts_name_the_tests_that_failed() -> None:
     assert not any("decodes case" in e for e in errors)
 
 
+def test_a_summary_of_capitalized_outcome_counts_is_read() -> None:
+    # sbt prints `Failed: Total 34, Failed 1, Errors 0, Passed 33` (and `Passed: Total …`).
+    out = "\n".join(
+        [
+            "[info] + retries a timed-out delivery 0.01s",
+            "[error] ==> X com.acme.OutboxSuite.keeps batches  0.02s munit.FailException",
+            "[error] Failed: Total 34, Failed 1, Errors 0, Passed 33",
+            "[error] Failed tests:",
+            "[error] \tcom.acme.OutboxSuite",
+            "[error] (Test / test) sbt.TestsFailedException: Tests unsuccessful",
+            "[error] Total time: 12 s, completed Nov 27, 2026, 10:02:11 AM",
+        ]
+    )
+    summary = signals.test_summary(out)
+    assert summary is not None and "Total 34, Failed 1, Errors 0, Passed 33" in summary
+    assert signals.summary_fails(summary)
+    assert signals.outcome_of(out)[0] == "failed"
+    ok = "[info] Passed: Total 61, Failed 0, Errors 0, Passed 61\n[success] Total time: 9 s"
+    assert "Total 61, Failed 0, Errors 0, Passed 61" in (signals.test_summary(ok) or "")
+    assert not signals.summary_fails(signals.test_summary(ok) or "")
+    # Words and numbers that are no list of counts are not a summary.
+    assert signals.test_summary("GET /api/items 404\nretry 3 of 5\nerror 2 times") is None
+
+
 def test_an_error_fixed_later_is_kept_with_what_fixed_it() -> None:
     ledger = extract_ledger(
         [

@@ -1324,3 +1324,31 @@ def test_an_unknown_to_do_tools_items_and_ids_change_the_list() -> None:
     )
     # Ids with no state in the tool's name change nothing.
     assert actions_of_call("get_todos", {"todo_ids": ["a1"]}) == ()
+
+
+def test_unknown_tools_named_with_hyphens_and_plural_path_lists_are_read() -> None:
+    # A process-launching tool runs its command; a list of paths under a plural path name
+    # (`file_paths`) names every file, done to as the tool's name says.
+    assert actions_of_call(
+        "launch-process", {"command": "sbt scalafmtCheckAll", "wait": True, "cwd": "/w"}
+    ) == (command("sbt scalafmtCheckAll"),)
+    assert actions_of_call("read-process", {"terminal_id": 3}) == ()
+    assert actions_of_call("remove-files", {"file_paths": ["src/A.scala", "src/B.scala"]}) == (
+        file("src/A.scala", "deleted"),
+        file("src/B.scala", "deleted"),
+    )
+
+
+def test_task_lists_of_an_unknown_tool_are_to_dos_with_their_own_state_keys() -> None:
+    # Items named `name` under `tasks`, their state under `state`; updates by `task_id`.
+    added = actions_of_call(
+        "add_tasks",
+        {
+            "tasks": [
+                {"name": "mirror the pool size", "description": "in deploy", "state": "NOT_STARTED"}
+            ]
+        },
+    )
+    assert added == (Action("todo", todos=(Todo("mirror the pool size", "pending"),)),)
+    updated = actions_of_call("update_tasks", {"tasks": [{"task_id": "a1b2", "state": "COMPLETE"}]})
+    assert updated == (Action("todo", todos=(Todo("", "completed", "a1b2"),)),)

@@ -144,7 +144,8 @@ _GOTESTSUM = re.compile(
 )
 _TESTS_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
 # Any runner's summary, read by its shape: counts tied to outcome words, in either order
-# (`55 examples, 1 failure`, `Tests run: 42, Failures: 1`, `Failed: 1, Passed: 41`).
+# (`55 examples, 1 failure`, `Tests run: 42, Failures: 1`, `Failed: 1, Passed: 41`,
+# `Total 34, Failed 1, Errors 0, Passed 33`).
 _OUTCOME_WORDS = (
     r"passed|passing|pass|succeeded|successful|ok|failed|failing|failures?|errors?|errored|"
     r"broken|skipped|pending|ignored|excluded|incomplete|risky|todo|total|tests?|examples?|"
@@ -158,6 +159,8 @@ _COUNT = cue(
     rf"\b(?P<n>\d+)\s+(?:(?:{_COUNTED_NOUNS})\s+)?(?P<word>{_OUTCOME_WORDS})\b"
     rf"|\b(?P<label>{_OUTCOME_WORDS})(?:\s+(?:run|ran|executed))?\s*[:=]\s*(?P<m>\d+)\b"
     r"|\bout\s+of\s+(?P<total>\d+)\b"
+    # A list of outcome words each followed by its count (sbt's `Total 34, Failed 1, …`).
+    rf"|\b(?P<listed>{_OUTCOME_WORDS})\s+(?P<k>\d+)(?=\s*(?:,|$))"
 )
 _VERDICT_WORDS = frozenset(
     [
@@ -306,6 +309,8 @@ def _counts(lowered: str) -> list[tuple[int, str, re.Match[str]]]:
             out.append((int(match["n"]), match["word"], match))
         elif match["total"] is not None:
             out.append((int(match["total"]), "total", match))
+        elif match["listed"] is not None:
+            out.append((int(match["k"]), match["listed"], match))
         else:
             out.append((int(match["m"]), match["label"], match))
     return out

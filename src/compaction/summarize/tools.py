@@ -922,7 +922,8 @@ def _todos(value: object, shape: TodoShape) -> tuple[Todo, ...] | None:
         if text is None:
             continue
         todo_id = _id_text(item.get(shape.id_key)) if shape.id_key else None
-        todos.append(Todo(text, _status(item.get(shape.status_key)), todo_id))
+        status = item.get(shape.status_key, item.get("state"))
+        todos.append(Todo(text, _status(status), todo_id))
     return tuple(todos)
 
 
@@ -963,6 +964,7 @@ FALLBACK_PATH_KEYS = (
     "target_file",
     "relative_path",
     "paths",
+    "file_paths",
     "files",
 )
 FALLBACK_COMMAND_KEYS = ("command", "cmd", "script", "commands", "command_line")
@@ -982,6 +984,7 @@ _SHELL_WORDS = frozenset(
         "powershell",
         "pwsh",
         "console",
+        "process",
     }
 )
 # Precedence: the first row whose words appear in the name decides the operation.
@@ -1017,8 +1020,10 @@ NAME_WORD_OPS: tuple[tuple[FileOp, frozenset[str]], ...] = (
     ),
 )
 _FALLBACK_TODOS = TodoShape(
-    text_keys=("content", "text", "title", "description", "step", "subject")
+    text_keys=("content", "text", "title", "name", "description", "step", "subject")
 )
+# Where an unknown tool's to-do item may keep its id and its state besides `id`, `status`.
+_FALLBACK_TODO_IDS = ("id", "task_id", "todo_id")
 _PATCH_START = re.compile(r"^\s*(?:\*\*\* Begin Patch|diff --git |--- \S)", re.MULTILINE)
 
 
@@ -1102,13 +1107,29 @@ def _listed_todo_changes(words: set[str], arguments: Mapping[str, object]) -> It
     (`todo_ids`), set to the state the tool's name says (`mark_todos_completed`)."""
     state = next((_STATUS[w] for w in sorted(words) if w in _STATUS), None)
     for key, value in arguments.items():
-        if not isinstance(value, list) or not name_words(key) & {"todo", "todos"}:
+        if not isinstance(value, list) or not name_words(key) & _TODO_LIST_WORDS:
             continue
         items = _todos(value, _FALLBACK_TODOS)
         if items:
             yield from items
         elif state is not None:
             yield from (Todo("", state, i) for v in value if (i := _id_text(v)) is not None)
+        else:
+            # Items by id, each with its own new state (`[{task_id, state: COMPLETE}]`).
+            yield from _todo_updates(value)
+
+
+_TODO_LIST_WORDS = frozenset({"todo", "todos", "task", "tasks"})
+
+
+def _todo_updates(items: list[object]) -> Iterator[Todo]:
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        todo_id = next((i for k in _FALLBACK_TODO_IDS if (i := _id_text(item.get(k)))), None)
+        status = item.get("status", item.get("state"))
+        if todo_id is not None and isinstance(status, str) and status.strip().lower() in _STATUS:
+            yield Todo("", _status(status), todo_id)
 
 
 def _listed_files(arguments: Mapping[str, object], op: FileOp) -> Iterator[Action]:
