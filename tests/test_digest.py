@@ -464,6 +464,53 @@ def test_a_summary_of_capitalized_outcome_counts_is_read() -> None:
     assert signals.test_summary("GET /api/items 404\nretry 3 of 5\nerror 2 times") is None
 
 
+def test_a_markdown_heading_is_no_sentence_of_the_prose_below_it() -> None:
+    # "## Change of plan" over the reversal: joined to it, the heading took the place of the
+    # sentence naming the replacement, and the line quoted nothing the assistant wrote.
+    reversal = (
+        "I'm not going ahead with a cron job calling the resend endpoint: it skips runs "
+        "during upgrades. Switching to a scheduler inside the relay."
+    )
+    assert signals.sentences("## Change of plan\n" + reversal) == (
+        "I'm not going ahead with a cron job calling the resend endpoint: it skips runs "
+        "during upgrades.",
+        "Switching to a scheduler inside the relay.",
+    )
+    ledger = extract_ledger(
+        [
+            say("assistant", "I'll go with a cron job calling the resend endpoint."),
+            say("assistant", "## Change of plan\n" + reversal),
+        ]
+    )
+    text = rendered(ledger)
+    assert "## Change of plan" not in text
+    assert reversal in text
+
+
+@pytest.mark.parametrize(
+    "reversal",
+    [
+        "Because the platform team will not provision it, I'm dropping a compacted Kafka "
+        "topic too; a Postgres outbox table replaces it.",
+        "I'm not going ahead with a compacted Kafka topic: a Postgres outbox table it is.",
+        "We're giving up on a compacted Kafka topic, a Postgres outbox table is simpler.",
+    ],
+)
+def test_a_plan_dropped_in_other_words_no_longer_stands(reversal: str) -> None:
+    ledger = extract_ledger(
+        [
+            say("assistant", "The approach is now a compacted Kafka topic read by the relay."),
+            say("assistant", reversal),
+        ]
+    )
+    standing = [
+        line
+        for line in render(ledger)
+        if "compacted Kafka topic read by" in line and not line.startswith("- superseded")
+    ]
+    assert standing == [], standing
+
+
 def test_an_error_fixed_later_is_kept_with_what_fixed_it() -> None:
     ledger = extract_ledger(
         [

@@ -699,14 +699,22 @@ def identifiers(text: str, limit: int = 8) -> tuple[str, ...]:
 # --- prose --------------------------------------------------------------------------------
 
 _CODE_BLOCK = re.compile(r"```.*?(```|$)", re.DOTALL)
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+[^\n]*$", re.MULTILINE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def without_headings(text: str) -> str:
+    """Prose without its markdown headings: a heading labels the prose below it, it is no
+    sentence of it ("## Change of plan" over a reversal)."""
+    return _HEADING.sub("\n", text) if "#" in text else text
 
 
 @text_cache()
 def sentences(text: str) -> tuple[str, ...]:
     """Prose split into sentences and list items, code blocks left out."""
     text = _CODE_BLOCK.sub(" ", text) if "```" in text else text
+    text = without_headings(text)
     out = []
     for raw in _SENTENCE_SPLIT.split(text):
         sentence = _LIST_ITEM.sub("", raw).strip()

@@ -707,7 +707,9 @@ _REVERSAL = signals.cue(
     r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
     r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
-    r"dead\s+end|off\s+the\s+table|back\s+to\s+the\s+drawing\s+board)\b"
+    r"dead\s+end|off\s+the\s+table|back\s+to\s+the\s+drawing\s+board|"
+    r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|not\s+going\s+ahead\s+with|"
+    r"giving\s+up\s+on|moving\s+away\s+from)\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -718,7 +720,8 @@ _PLAN_WORDS = {
 # What a reversal names as replaced: the few words after "instead of", "scrap", ….
 _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
-    r"drop(?:ping)?|no\s+longer\s+(?:use|using)|back\s+to\s+the\s+drawing\s+board\s+on)\s+"
+    r"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|not\s+going\s+ahead\s+with|"
+    r"giving\s+up\s+on|moving\s+away\s+from|back\s+to\s+the\s+drawing\s+board\s+on)\s+"
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
 )
@@ -1222,6 +1225,7 @@ def _statements(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     instead."), a long one by sentence. Words are read per sentence (shared with the other
     sections' readers of the same sentences)."""
     said = signals.sentences(text)
+    text = signals.without_headings(text)
     prose = " ".join(text.split()) if len(text) <= 2 * _STATEMENT_CHARS else text
     if len(prose) <= _STATEMENT_CHARS:
         return ((prose, frozenset().union(*map(_subject_words, said))),) if prose else ()
