@@ -556,3 +556,18 @@ def finish_session(session: Session, *, family: str, seed: int) -> EvalSession:
 
 
 Writer = Callable[[int, int], EvalSession]
+
+
+def filled_groups(
+    groups: dict[str, list[str]], others: Sequence[str], total: int, names: Sequence[str]
+) -> list[tuple[str, list[str]]]:
+    """A test run's groups (suites, spec modules): `groups` with the tests named in them,
+    then the `others`, empty, all filled in turn from `names` until they hold `total` tests."""
+    for other in others:
+        groups[other] = []
+    order = list(groups)
+    k = 0
+    while sum(len(t) for t in groups.values()) < total:
+        groups[order[k % len(order)]].append(names[k % len(names)])
+        k += 1
+    return [(group, groups[group]) for group in order]

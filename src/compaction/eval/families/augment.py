@@ -68,6 +68,7 @@ from compaction.eval.families._base import (
     Voice,
     camel,
     code_file,
+    filled_groups,
     hexid,
     lower_camel,
 )
@@ -599,15 +600,8 @@ class AugmentVoice(Voice):
             groups.setdefault(suite, [])
             if name not in groups[suite]:
                 groups[suite].append(name)
-        for suite in OTHER_SUITES:
-            groups[suite] = []
         names = [f"{v} {n}" for v in _VERBS for n in _NOUNS]
-        order = list(groups)
-        k = 0
-        while sum(len(t) for t in groups.values()) < total:
-            groups[order[k % len(order)]].append(names[k % len(names)])
-            k += 1
-        return [(suite, groups[suite]) for suite in order]
+        return filled_groups(groups, OTHER_SUITES, total, names)
 
     def test_output(self, failing: Sequence[str], failed: int, passed: int) -> str:
         # An earlier run's failures still run in a later one, where they pass.

@@ -40,7 +40,15 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from compaction.eval.families._base import STORY_LINE, Session, Voice, code_file, hexid, token
+from compaction.eval.families._base import (
+    STORY_LINE,
+    Session,
+    Voice,
+    code_file,
+    filled_groups,
+    hexid,
+    token,
+)
 
 ROOT = "/home/dev/src/tidemark"
 PACKAGE = "tidemark"
@@ -474,15 +482,8 @@ class DeepAgentsVoice(Voice):
             groups.setdefault(group, [])
             if test not in groups[group]:
                 groups[group].append(test)
-        for group in OTHER_GROUPS:
-            groups[group] = []
         names = [f"{v} {n}" for v in _VERBS for n in _NOUNS]
-        order = list(groups)
-        k = 0
-        while sum(len(t) for t in groups.values()) < total:
-            groups[order[k % len(order)]].append(names[k % len(names)])
-            k += 1
-        return [(group, groups[group]) for group in order]
+        return filled_groups(groups, OTHER_GROUPS, total, names)
 
     def test_output(self, failing: Sequence[str], failed: int, passed: int) -> str:
         # An earlier run's failures still run in a later one, where they pass.

@@ -37,7 +37,7 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from compaction.eval.families._base import Session, Voice, camel, lower_camel
+from compaction.eval.families._base import Session, Voice, camel, filled_groups, lower_camel
 
 ROOT = "/home/dev/work/quayside"
 PACKAGE = "quayside-0.4.2.0"
@@ -394,15 +394,8 @@ class PlandexVoice(Voice):
             groups.setdefault(group, [])
             if description not in groups[group]:
                 groups[group].append(description)
-        for spec in OTHER_SPECS:
-            groups[spec] = []
         names = [f"{v} {n}" for v in _VERBS for n in _NOUNS]
-        order = list(groups)
-        k = 0
-        while sum(len(e) for e in groups.values()) < total:
-            groups[order[k % len(order)]].append(names[k % len(names)])
-            k += 1
-        return [(group, groups[group]) for group in order]
+        return filled_groups(groups, OTHER_SPECS, total, names)
 
     def test_output(self, failing: Sequence[str], failed: int, passed: int) -> str:
         # An earlier run's failures still run in a later one, where they pass.
