@@ -509,6 +509,10 @@ def looks_like_path(token: str) -> bool:
 
 _SHELL_READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "wc", "diff", "grep"}
 _SHELL_RUNNERS = {"python", "python3", "node", "ruby", "bash", "sh", "pytest", "go", "cargo"}
+# The programs whose arguments `file_ops_of_command` reads (the others' are not looked at).
+_FILE_PROGRAMS = frozenset(
+    {"rm", "git", "touch", "mkdir", "mv", "cp", "sed", "patch", *_SHELL_READERS, *_SHELL_RUNNERS}
+)
 
 
 # Words of a shell command: quoted strings whole, a `#` word starting a comment. Enough to
@@ -562,6 +566,8 @@ def file_ops_of_command(command: str) -> tuple[tuple[str, FileOp], ...]:
         if not argv:
             continue
         program = argv[0].rsplit("/", 1)[-1]
+        if program not in _FILE_PROGRAMS:
+            continue
         args = _without_redirections(argv[1:])
         paths = [a for a in args if looks_like_path(a) and not a.startswith("/dev/")]
         if program == "rm" or (program == "git" and argv[1:2] == ["rm"]):
@@ -778,6 +784,12 @@ _CONSTRAINT = cue(
 def prose_signals(text: str) -> tuple[tuple[str, bool, bool, bool, bool], ...]:
     """Each sentence of assistant prose with (is_todo, is_done, is_decision, is_note)."""
     found = sentences(text)
+    if len(found) <= 1:  # most prose is one sentence: its own searches decide
+        return tuple(
+            (s, _TODO.search(low) is not None, _DONE.search(low) is not None,
+             _is_decision(low), _is_note(s, low))
+            for s, low in ((s, s.lower()) for s in found)
+        )  # fmt: skip
     lowered = [s.lower() for s in found]
     # A pattern that matches no sentence's text anywhere in the prose matches no sentence:
     # one search over the whole decides for most texts (the patterns have no `^` anchor).
