@@ -403,6 +403,26 @@ def test_the_latest_todo_list_is_the_state_and_done_items_are_not_open() -> None
     assert "- Add the retry flag" not in text, "a to-do later done is not listed as open"
 
 
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        # munit's `==> X` (an `[error]` line under sbt); vitest's cross mark.
+        ("[error] ==> X com.acme.OutboxSuite.keeps batches in order  0.02s munit.FailException",
+         "com.acme.OutboxSuite.keeps batches in order"),
+        (" × src/outbox.test.ts > outbox > keeps batches in order 4ms",
+         "src/outbox.test.ts > outbox > keeps batches in order"),
+    ],
+)  # fmt: skip
+def test_a_marked_failed_test_line_names_the_test(line: str, name: str) -> None:
+    out = "\n".join(
+        ["running 12 tests", line, "[info] + decodes a payload 0.01s", "1 failed, 11 passed"]
+    )
+    outcome, errors = signals.outcome_of(out)
+    assert outcome == "failed"
+    assert any(name in e for e in errors), errors
+    assert not any("decodes a payload" in e for e in errors)
+
+
 def test_a_todo_dropped_from_a_whole_list_is_told_as_cancelled_not_lost() -> None:
     # The tool states the whole list each time: an open item a later list leaves out was
     # dropped. Saying so keeps the agent from doing it again; it is never shown as open.

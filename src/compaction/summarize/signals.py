@@ -430,8 +430,9 @@ _FAILED_TEST = re.compile(
     r"|\d+:\d\d\s+\+\d+(?:\s+~\d+)?\s+-\d+:\s+.{1,200}\s\[E\]"
     # Julia's Test: `<test set>: Test Failed at <file>:<line>`.
     r"|\S.{0,200}?: Test Failed at \S+:\d+"
-    # A verdict in brackets first, then the test (alcotest and many in-house runners).
-    r"|\[(?:FAIL|FAILED|FAILURE)\]\s+\S.{2,160}"
+    # A verdict in brackets first, then the test (alcotest and many in-house runners); a
+    # cross mark first (vitest, node's test runner).
+    r"|\[(?:FAIL|FAILED|FAILURE)\]\s+\S.{2,160}|[×✗✘]\s+\S.{2,160}"
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
