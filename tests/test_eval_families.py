@@ -1873,3 +1873,44 @@ def test_augment_style_values_never_hide_inside_each_other() -> None:
     values = [value for _, *row in AugmentVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value
+
+
+def test_the_ruler_reads_code_an_execute_tool_runs() -> None:
+    # Open Interpreter's one function, `execute` {language, code}: shell code is a command
+    # the agent ran, and Python code changes the files its open/pathlib/os/shutil calls name.
+    def run(language: str, code: str, output: str = "") -> dict[str, Any]:
+        return {"language": language, "code": code, "output": output}
+
+    steps = [
+        run("shell", "sed -i 's/x = 1/x = 2/' src/a.lua && rm src/legacy_a.lua"),
+        run("python", "open('src/b.lua', 'w').write('return {}\\n')\nprint('written')",
+            "written"),
+        run("python", "from pathlib import Path\nPath('src/a.lua').write_text('return 1\\n')"),
+        run("python", "import os, shutil\nos.remove('src/old.lua')\n"
+            "shutil.move('spec/x.json', 'spec/fixtures/x.json')"),
+        run("python", "print(open('src/c.lua').read())", "return 3"),
+    ]  # fmt: skip
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "tidy the lua sources"}]
+    for k, step in enumerate(steps):
+        arguments = {"language": step["language"], "code": step["code"]}
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": f"c{k}", "type": "function",
+                "function": {"name": "execute", "arguments": json.dumps(arguments)}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": step["output"] or "No output"},
+        ]  # fmt: skip
+    messages.append({"role": "assistant", "content": "Done."})
+    facts = extract_probes(OPENAI.decode({"model": "gpt-4o", "messages": messages}))
+    found = {(f.category, f.probe[0]) for f in facts}
+    assert {
+        ("file_modified", "src/a.lua"),
+        ("file_deleted", "src/legacy_a.lua"),
+        ("file_created", "src/b.lua"),
+        ("file_deleted", "src/old.lua"),
+        ("file_deleted", "spec/x.json"),
+        ("file_created", "spec/fixtures/x.json"),
+    } <= found
+    assert not any(path == "src/c.lua" for _, path in found)  # read, not changed
+    commands = [f.probe[0] for f in facts if f.category == "command"]
+    assert any(c.startswith("sed -i 's/x = 1/x = 2/' src/a.lua") for c in commands)
+    assert not any("open(" in c for c in commands)  # Python code is no command line
