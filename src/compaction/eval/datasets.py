@@ -49,8 +49,8 @@ by its own eyes:
   code}, Open Interpreter's one function) by its code: shell code as a shell command, Python
   code by the files its `open(path, "w")`, `Path(path).write_text(…)`, `os.remove(path)`,
   `shutil.move(a, b)` and like calls name with a literal string. An edit whose own output
-  reports it was not applied does not count. A file written whole is created unless an earlier tool call
-  or tool output named it. One fact per file, by its final state.
+  reports it was not applied does not count. A file written whole is created unless an
+  earlier tool call or tool output named it. One fact per file, by its final state.
 - commands run: shell tool calls (`bash`, `shell`, `run_command` …) and SWE-agent actions
   other than its own editor, navigation and session commands; one fact per distinct command
   line, none for commands under four characters (`ls`). A list of command lines (LangChain's
