@@ -1889,6 +1889,11 @@ def test_the_ruler_reads_code_an_execute_tool_runs() -> None:
         run("python", "import os, shutil\nos.remove('src/old.lua')\n"
             "shutil.move('spec/x.json', 'spec/fixtures/x.json')"),
         run("python", "print(open('src/c.lua').read())", "return 3"),
+        # A path bound to a name first, as the agent's Python often does.
+        run("python", "from pathlib import Path\np = Path('src/d.lua')\ntext = p.read_text()\n"
+            "p.write_text(text.replace('x = 1', 'x = 2'))"),
+        run("python", "path = 'src/e.lua'\nwith open(path) as f:\n    s = f.read()\n"
+            "with open(path, 'w') as f:\n    f.write(s + 'return M\\n')"),
     ]  # fmt: skip
     messages: list[dict[str, Any]] = [{"role": "user", "content": "tidy the lua sources"}]
     for k, step in enumerate(steps):
@@ -1909,6 +1914,8 @@ def test_the_ruler_reads_code_an_execute_tool_runs() -> None:
         ("file_deleted", "src/old.lua"),
         ("file_deleted", "spec/x.json"),
         ("file_created", "spec/fixtures/x.json"),
+        ("file_modified", "src/d.lua"),
+        ("file_modified", "src/e.lua"),
     } <= found
     assert not any(path == "src/c.lua" for _, path in found)  # read, not changed
     commands = [f.probe[0] for f in facts if f.category == "command"]

@@ -1102,6 +1102,9 @@ _PATH_METHODS: Mapping[str, _FileOp] = {
 }
 
 
+_PATH_READS = frozenset({"read_text", "read_bytes", "open"})
+
+
 def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -1111,53 +1114,83 @@ def _dotted(node: ast.expr) -> str:
     return ""
 
 
-def _literal(node: ast.expr | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+class _PythonPaths:
+    """The literal paths of Python code: string literals, names bound once to a literal or
+    to `Path(literal)`, and `Path(…)` of either."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        bound: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+        self._bound = {name: values[0] for name, values in bound.items() if len(values) == 1}
+
+    def path(self, node: ast.expr | None, depth: int = 0) -> str | None:
+        if node is None or depth > 4:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in self._bound:
+            return self.path(self._bound[node.id], depth + 1)
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith("Path") and node.args:
+            return self.path(node.args[0], depth + 1)
+        return None
 
 
-def _open_op(call: ast.Call) -> _FileOp | None:
-    """What `open(path, mode)` does to its file: `w`/`x` write it whole, `a`/`+` change it."""
-    mode = _literal(call.args[1]) if len(call.args) > 1 else None
+def _open_op(call: ast.Call, mode_at: int = 1) -> _FileOp | None:
+    """What `open(path, mode)` (`Path(path).open(mode)`: `mode_at` 0) does to its file:
+    `w`/`x` write it whole, `a`/`+` change it, reading changes nothing (None)."""
+    mode_node = call.args[mode_at] if len(call.args) > mode_at else None
     for keyword in call.keywords:
         if keyword.arg == "mode":
-            mode = _literal(keyword.value)
-    if not mode:
-        return None
+            mode_node = keyword.value
+    mode = "r"
+    if isinstance(mode_node, ast.Constant) and isinstance(mode_node.value, str):
+        mode = mode_node.value
     if "w" in mode or "x" in mode:
         return "written"
     return "modified" if "a" in mode or "+" in mode else None
 
 
 def _python_file_ops(code: str) -> list[tuple[str, _FileOp]]:
-    """Files Python code changes through calls naming them with literal strings, in the
-    order of the code; code that does not parse changes nothing the ruler can name."""
+    """Files Python code changes through calls naming them (`_PythonPaths`), in the order of
+    the code; a file the code read before writing it whole is modified. Code that does not
+    parse changes nothing the ruler can name."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return []
+    paths = _PythonPaths(tree)
     calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)),
                    key=lambda n: (n.lineno, n.col_offset))  # fmt: skip
-    ops: list[tuple[str, _FileOp]] = []
+    events: list[tuple[str, _FileOp | None]] = []  # (path, what the call did; None: read it)
     for node in calls:
         name = _dotted(node.func)
-        first = _literal(node.args[0]) if node.args else None
-        second = _literal(node.args[1]) if len(node.args) > 1 else None
-        if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_METHODS:
-            target = node.func.value
-            if isinstance(target, ast.Call) and _dotted(target.func).endswith("Path"):
-                path = _literal(target.args[0]) if target.args else None
-                if path:
-                    ops.append((path, _PATH_METHODS[node.func.attr]))
+        first = paths.path(node.args[0]) if node.args else None
+        second = paths.path(node.args[1]) if len(node.args) > 1 else None
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        owner = paths.path(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        if owner and method in _PATH_METHODS:
+            events.append((owner, _PATH_METHODS[method]))
+        elif owner and method in _PATH_READS:
+            events.append((owner, _open_op(node, 0) if method == "open" else None))
         elif name in ("open", "io.open", "codecs.open") and first:
-            op = _open_op(node)
-            if op:
-                ops.append((first, op))
+            events.append((first, _open_op(node)))
         elif name in _PY_DELETES and first:
-            ops.append((first, "deleted"))
+            events.append((first, "deleted"))
         elif name in _PY_MOVES | _PY_COPIES and first and second and not second.endswith("/"):
             if name in _PY_MOVES:
-                ops.append((first, "deleted"))
-            ops.append((second, "written"))
+                events.append((first, "deleted"))
+            events.append((second, "written"))
+    ops: list[tuple[str, _FileOp]] = []
+    read: set[str] = set()
+    for path, op in events:
+        if op is None:
+            read.add(path)
+        else:
+            ops.append((path, "modified" if op == "written" and path in read else op))
     return ops
 
 
