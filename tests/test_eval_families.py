@@ -974,7 +974,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
-    "augment-style",
+    "augment-style", "open-interpreter-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1012,6 +1012,10 @@ _AUGMENT_STATE = {"NOT_STARTED": "pending", "IN_PROGRESS": "in_progress", "COMPL
 _AUGMENT_TASK = re.compile(r"^-?\[[ /x-]\] UUID:(\S+) NAME:(.+) DESCRIPTION:", re.M)
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
+#: Open Interpreter's plan steps, as its assistant writes and recaps them in its prose.
+_OI_STEP = re.compile(r"^\d+\. (.+?)(?: — (done|in progress|dropped))?$")
+_OI_STATUS = {"done": "completed", "in progress": "in_progress", "dropped": "cancelled",
+              None: "pending"}  # fmt: skip
 #: Zed's plan steps, as its assistant numbers them in its own messages.
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
@@ -1030,8 +1034,10 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
     Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
-    Augment's tasks by the ids its `add_tasks` answers give them, Cursor's `todo_write` items
+    Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
+    recaps in its prose, Cursor's `todo_write` items
     merged by id, or Amp's `todo_write` list."""
+    from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -1054,6 +1060,10 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     if m
                 ]
             )
+        if text.startswith(OI_OPENERS):
+            steps = [_OI_STEP.match(line) for line in text.splitlines() if line[:1].isdigit()]
+            assert all(steps), text
+            lists.append([{"description": m[1], "status": _OI_STATUS[m[2]]} for m in steps if m])
         if text.startswith(PLAN_HEADING):
             rows = [_PLAN_ROW.match(line) for line in text.splitlines()[4:]]
             assert all(rows), text
