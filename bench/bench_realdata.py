@@ -97,7 +97,7 @@ def swe_sessions() -> tuple[list[EvalSession], str | None]:
 
 
 #: Families also measured in the Anthropic Messages dialect (their agent speaks it).
-ANTHROPIC_FAMILIES = ("cc-style", "warp-style", "augment-style")
+ANTHROPIC_FAMILIES = ("cc-style", "warp-style", "augment-style", "open-interpreter-style")
 
 
 def generated_family_sessions() -> list[EvalSession]:

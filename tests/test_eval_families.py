@@ -974,7 +974,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
-    "augment-style",
+    "augment-style", "open-interpreter-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1012,6 +1012,10 @@ _AUGMENT_STATE = {"NOT_STARTED": "pending", "IN_PROGRESS": "in_progress", "COMPL
 _AUGMENT_TASK = re.compile(r"^-?\[[ /x-]\] UUID:(\S+) NAME:(.+) DESCRIPTION:", re.M)
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
+#: Open Interpreter's plan steps, as its assistant writes and recaps them in its prose.
+_OI_STEP = re.compile(r"^\d+\. (.+?)(?: — (done|in progress|dropped))?$")
+_OI_STATUS = {"done": "completed", "in progress": "in_progress", "dropped": "cancelled",
+              None: "pending"}  # fmt: skip
 #: Zed's plan steps, as its assistant numbers them in its own messages.
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
@@ -1030,8 +1034,10 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     message, Zed's numbered plan read back, Windsurf's plan table, Crush's `todos` and
     Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
-    Augment's tasks by the ids its `add_tasks` answers give them, Cursor's `todo_write` items
+    Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
+    recaps in its prose, Cursor's `todo_write` items
     merged by id, or Amp's `todo_write` list."""
+    from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -1054,6 +1060,10 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     if m
                 ]
             )
+        if text.startswith(OI_OPENERS):
+            steps = [_OI_STEP.match(line) for line in text.splitlines() if line[:1].isdigit()]
+            assert all(steps), text
+            lists.append([{"description": m[1], "status": _OI_STATUS[m[2]]} for m in steps if m])
         if text.startswith(PLAN_HEADING):
             rows = [_PLAN_ROW.match(line) for line in text.splitlines()[4:]]
             assert all(rows), text
@@ -1871,5 +1881,176 @@ def test_augment_style_values_never_hide_inside_each_other() -> None:
     from compaction.eval.families.augment import AugmentVoice
 
     values = [value for _, *row in AugmentVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+
+
+def test_the_ruler_reads_code_an_execute_tool_runs() -> None:
+    # Open Interpreter's one function, `execute` {language, code}: shell code is a command
+    # the agent ran, and Python code changes the files its open/pathlib/os/shutil calls name.
+    def run(language: str, code: str, output: str = "") -> dict[str, Any]:
+        return {"language": language, "code": code, "output": output}
+
+    steps = [
+        run("shell", "sed -i 's/x = 1/x = 2/' src/a.lua && rm src/legacy_a.lua"),
+        run("python", "open('src/b.lua', 'w').write('return {}\\n')\nprint('written')",
+            "written"),
+        run("python", "from pathlib import Path\nPath('src/a.lua').write_text('return 1\\n')"),
+        run("python", "import os, shutil\nos.remove('src/old.lua')\n"
+            "shutil.move('spec/x.json', 'spec/fixtures/x.json')"),
+        run("python", "print(open('src/c.lua').read())", "return 3"),
+        # A path bound to a name first, as the agent's Python often does.
+        run("python", "from pathlib import Path\np = Path('src/d.lua')\ntext = p.read_text()\n"
+            "p.write_text(text.replace('x = 1', 'x = 2'))"),
+        run("python", "path = 'src/e.lua'\nwith open(path) as f:\n    s = f.read()\n"
+            "with open(path, 'w') as f:\n    f.write(s + 'return M\\n')"),
+    ]  # fmt: skip
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "tidy the lua sources"}]
+    for k, step in enumerate(steps):
+        arguments = {"language": step["language"], "code": step["code"]}
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": f"c{k}", "type": "function",
+                "function": {"name": "execute", "arguments": json.dumps(arguments)}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": step["output"] or "No output"},
+        ]  # fmt: skip
+    messages.append({"role": "assistant", "content": "Done."})
+    facts = extract_probes(OPENAI.decode({"model": "gpt-4o", "messages": messages}))
+    found = {(f.category, f.probe[0]) for f in facts}
+    assert {
+        ("file_modified", "src/a.lua"),
+        ("file_deleted", "src/legacy_a.lua"),
+        ("file_created", "src/b.lua"),
+        ("file_deleted", "src/old.lua"),
+        ("file_deleted", "spec/x.json"),
+        ("file_created", "spec/fixtures/x.json"),
+        ("file_modified", "src/d.lua"),
+        ("file_modified", "src/e.lua"),
+    } <= found
+    assert not any(path == "src/c.lua" for _, path in found)  # read, not changed
+    commands = [f.probe[0] for f in facts if f.category == "command"]
+    assert any(c.startswith("sed -i 's/x = 1/x = 2/' src/a.lua") for c in commands)
+    assert not any("open(" in c for c in commands)  # Python code is no command line
+
+
+def test_open_interpreter_style_speaks_its_one_function() -> None:
+    import ast
+
+    mine = _shapes("open-interpreter-style")
+    assert mine == {"execute": {"language", "code"}}
+    for family in FAMILIES:
+        if family != "open-interpreter-style":
+            assert "execute" not in _shapes(family), family
+    for session in sessions("open-interpreter-style"):
+        calls = _calls(session, "execute")
+        languages = Counter(arguments["language"] for arguments, _ in calls)
+        assert set(languages) == {"shell", "python"} and min(languages.values()) >= 5
+        for arguments, output in calls:
+            # The console output only: never an exit status, "No output" when silent.
+            assert output.strip() and "exit code" not in output.lower()
+            assert "<return-code>" not in output and "Exit code" not in output
+            if arguments["language"] == "python":
+                ast.parse(arguments["code"])  # the model's Python runs
+        codes = [arguments["code"] for arguments, _ in calls]
+        # Files change through code: Python's file calls, sed -i, heredocs.
+        assert any('open(path, "w")' in c or ".write_text(" in c for c in codes)
+        assert any(c.startswith("import os\nos.remove(") for c in codes)
+        assert any("shutil.move(" in c for c in codes)
+        assert any(c.startswith("cat > ") and "<<'EOF'" in c for c in codes) or any(
+            c.startswith("from pathlib import Path\nPath(") for c in codes
+        )
+        silent = [out for arguments, out in calls if arguments["code"].startswith("sed -i ")]
+        assert all(out == "No output" for out in silent)
+
+
+def test_open_interpreter_style_keeps_its_plan_in_prose() -> None:
+    from compaction.eval.families.open_interpreter import PLAN_OPENERS
+
+    for session in sessions("open-interpreter-style"):
+        plans = [m.text for m in session.conversation.messages
+                 if m.role == "assistant" and m.text.startswith(PLAN_OPENERS)]  # fmt: skip
+        assert len(plans) == 3 and plans[0].startswith("Here's the plan:")
+        assert all(p.startswith("Recap of the plan:") for p in plans[1:])
+        # Steps are numbered 1..N in each, the variant's added step last.
+        for plan in plans:
+            numbers = [int(line.split(".", 1)[0]) for line in plan.splitlines()
+                       if line[:1].isdigit()]  # fmt: skip
+            assert numbers == list(range(1, len(numbers) + 1))
+        assert "— dropped" in plans[-1] and "— dropped" not in plans[1]
+        # The assistant narrates what it runs.
+        narrated = [m for m in session.conversation.messages if m.tool_calls and m.text]
+        assert len(narrated) >= len(_calls(session, "execute")) // 2
+
+
+_BUSTED_COUNTS = re.compile(
+    r"^(\d+) successes / (\d+) failures? / 0 errors / 0 pending : \d+\.\d{6} seconds$", re.M
+)
+
+
+def test_open_interpreter_style_speaks_busted_luacheck_and_lua() -> None:
+    from compaction.eval.families.open_interpreter import NIL_TENANT, TEST
+
+    for session in sessions("open-interpreter-style"):
+        runs = [(a["code"], out) for a, out in _calls(session, "execute") if a["code"] == TEST]
+        assert len(runs) == 2
+        counts = []
+        for _, output in runs:
+            dots, summary = output.split("\n")[:2]
+            assert set(dots) <= {"●", "◼"}
+            found = _BUSTED_COUNTS.match(summary)
+            assert found, summary
+            passed, failed = int(found[1]), int(found[2])
+            assert dots.count("◼") == failed and dots.count("●") == passed
+            blocks = re.findall(r"^Failure → (spec/(\w+)_spec\.lua) @ (\d+)\n(.+)\n"
+                                r"\1:(\d+): Expected objects to be the same\.\nPassed in:\n",
+                                output, re.M)  # fmt: skip
+            assert len(blocks) == failed
+            for _, module, line, name, at in blocks:
+                assert name.startswith(f"{module} ") and int(at) == int(line) + 3
+            counts.append((failed, passed))
+        assert counts[0][0] == 3 and counts[1] == (1, counts[0][1] + 2)
+        [status] = [f for f in session.facts if f.category == "test_status"]
+        assert status.probe == (f"{counts[1][1]} successes / 1 failure / 0 errors / 0 pending",)
+        lint = [out for a, out in _calls(session, "execute") if a["code"] == "luacheck src spec"]
+        assert lint and re.search(r"^Total: 0 warnings / 0 errors in \d+ files$", lint[0], re.M)
+        # The Lua runtime error, with its traceback, then the same run passing.
+        flush = [(a["code"], out) for a, out in _calls(session, "execute")
+                 if a["code"].startswith("lua bin/flush_once.lua")]  # fmt: skip
+        assert len(flush) == 2 and flush[0][0] == flush[1][0]
+        first, after = flush[0][1].split("\n"), flush[1][1]
+        assert re.fullmatch(rf"lua: src/\w+\.lua:88: {re.escape(NIL_TENANT)}", first[0])
+        assert first[1] == "stack traceback:" and first[-1] == "\t[C]: in ?"
+        assert "lua:" not in after and "0 left parked" in after
+
+
+def test_open_interpreter_style_is_measured_as_anthropic_messages_too() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_realdata
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("bench_realdata", None)
+    assert "open-interpreter-style" in bench_realdata.ANTHROPIC_FAMILIES
+    for session in sessions("open-interpreter-style"):
+        payload = ANTHROPIC.encode(session.conversation)
+        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        uses = [b for b in blocks if b["type"] == "tool_use"]
+        answered = [b for b in blocks if b["type"] == "tool_result"]
+        assert uses and all(b["name"] == "execute" for b in uses)
+        assert all(set(b["input"]) == {"language", "code"} for b in uses)
+        assert {b["tool_use_id"] for b in answered} == {b["id"] for b in uses}
+        # The narration rides in the same assistant turn as its call.
+        assert any(b["type"] == "text" for b in blocks)
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+def test_open_interpreter_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.open_interpreter import OpenInterpreterVoice
+
+    values = [value for _, *row in OpenInterpreterVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value

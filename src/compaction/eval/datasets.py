@@ -45,13 +45,17 @@ by its own eyes:
   by their `*** Add/Update/Delete File:` lines; SWE-agent `create FILE`, and `edit`/`insert`/
   `append` acting on the file the environment reports open; shell commands `sed -i`,
   `perl -i`, `>`/`>>` redirections, `tee`, `touch`, `rm`, `mv`, `cp`, `git rm`/`git mv`
-  (here-document bodies are data, not commands). An edit whose own output reports it was
-  not applied does not count. A file written whole is created unless an earlier tool call
-  or tool output named it. One fact per file, by its final state.
+  (here-document bodies are data, not commands); a code-running tool (`execute` {language,
+  code}, Open Interpreter's one function) by its code: shell code as a shell command, Python
+  code by the files its `open(path, "w")`, `Path(path).write_text(…)`, `os.remove(path)`,
+  `shutil.move(a, b)` and like calls name with a literal string. An edit whose own output
+  reports it was not applied does not count. A file written whole is created unless an
+  earlier tool call or tool output named it. One fact per file, by its final state.
 - commands run: shell tool calls (`bash`, `shell`, `run_command` …) and SWE-agent actions
   other than its own editor, navigation and session commands; one fact per distinct command
   line, none for commands under four characters (`ls`). A list of command lines (LangChain's
-  ShellTool `terminal` takes `commands`) is read as one script of those lines.
+  ShellTool `terminal` takes `commands`) is read as one script of those lines; shell code a
+  code-running tool runs is a command too, Python code is not.
 - the last failing test still failing at the end: pytest `FAILED`/`ERROR` ids and unittest
   `FAIL:`/`ERROR:` lines in tool outputs; a test is passing again when a later output shows
   it `PASSED`/`ok`, or when a later run reports no failures and its command names the test's
@@ -87,6 +91,7 @@ the digest's readers (`compaction.summarize`): it is the ruler's side of the ben
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -520,6 +525,10 @@ _SHELL_TOOLS = frozenset(
     }
 )
 _COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
+#: A code-running tool's `language` values whose `code` is a shell script (Open Interpreter's
+#: `execute` {language, code}), and those whose code is Python.
+_SHELL_LANGUAGES = frozenset({"shell", "bash", "sh", "zsh", "powershell"})
+_PYTHON_LANGUAGES = frozenset({"python", "python3", "py"})
 #: Argument keys holding a list of command lines run one after another (LangChain's
 #: ShellTool, `terminal`: `commands`), read as the lines of one script.
 _COMMAND_LINE_KEYS = ("commands",)
@@ -634,6 +643,9 @@ class _Action:
         if self.text:
             word = self.text.split(None, 1)[0] if self.text.strip() else ""
             return None if word in _SWE_AGENT_COMMANDS else self.text
+        code = self.code("shell")
+        if code is not None:
+            return code
         name = self.name.lower()
         # Goose names an extension's tool `extension__tool` (`developer__shell`); Continue
         # (mid-2025 releases) prefixes its built-ins (`builtin_run_terminal_command`).
@@ -651,6 +663,14 @@ class _Action:
             if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
                 return "\n".join(value)
         return None
+
+    def code(self, kind: Literal["shell", "python"]) -> str | None:
+        """The code a code-running tool call ran ({language, code}), if it is of `kind`."""
+        language, code = self.arguments.get("language"), self.arguments.get("code")
+        if self.text or not isinstance(language, str) or not isinstance(code, str):
+            return None
+        languages = _SHELL_LANGUAGES if kind == "shell" else _PYTHON_LANGUAGES
+        return code if language.strip().lower() in languages and code.strip() else None
 
 
 def _actions(conversation: Conversation) -> list[_Action]:
@@ -832,6 +852,9 @@ def _file_ops(action: _Action) -> list[tuple[str, _FileOp]]:
     command = action.command
     if command is not None:
         return _shell_file_ops(command)
+    python = action.code("python")
+    if python is not None:
+        return _python_file_ops(python)
     rejected = action.output_error or (
         action.output is not None and any(r in action.output.lower() for r in _EDIT_REJECTED)
     )
@@ -1060,6 +1083,114 @@ def _shell_file_ops(command: str) -> list[tuple[str, _FileOp]]:
                 if program == "mv":
                     ops.append((files[0], "deleted"))
                 ops.append((files[1], "written"))
+    return ops
+
+
+# -- Python code --
+
+#: Calls whose first literal-string argument is a file they delete, and those moving the file
+#: of their first to their second.
+_PY_DELETES = frozenset({"os.remove", "os.unlink", "remove", "unlink"})
+_PY_MOVES = frozenset({"shutil.move", "os.rename", "os.replace", "move", "rename"})
+_PY_COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2", "copyfile", "copy2"})
+#: `Path(p).<method>(…)`: what each method does to the file p.
+_PATH_METHODS: Mapping[str, _FileOp] = {
+    "write_text": "written",
+    "write_bytes": "written",
+    "touch": "created",
+    "unlink": "deleted",
+}
+
+
+_PATH_READS = frozenset({"read_text", "read_bytes", "open"})
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else node.attr
+    return ""
+
+
+class _PythonPaths:
+    """The literal paths of Python code: string literals, names bound once to a literal or
+    to `Path(literal)`, and `Path(…)` of either."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        bound: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+        self._bound = {name: values[0] for name, values in bound.items() if len(values) == 1}
+
+    def path(self, node: ast.expr | None, depth: int = 0) -> str | None:
+        if node is None or depth > 4:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in self._bound:
+            return self.path(self._bound[node.id], depth + 1)
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith("Path") and node.args:
+            return self.path(node.args[0], depth + 1)
+        return None
+
+
+def _open_op(call: ast.Call, mode_at: int = 1) -> _FileOp | None:
+    """What `open(path, mode)` (`Path(path).open(mode)`: `mode_at` 0) does to its file:
+    `w`/`x` write it whole, `a`/`+` change it, reading changes nothing (None)."""
+    mode_node = call.args[mode_at] if len(call.args) > mode_at else None
+    for keyword in call.keywords:
+        if keyword.arg == "mode":
+            mode_node = keyword.value
+    mode = "r"
+    if isinstance(mode_node, ast.Constant) and isinstance(mode_node.value, str):
+        mode = mode_node.value
+    if "w" in mode or "x" in mode:
+        return "written"
+    return "modified" if "a" in mode or "+" in mode else None
+
+
+def _python_file_ops(code: str) -> list[tuple[str, _FileOp]]:
+    """Files Python code changes through calls naming them (`_PythonPaths`), in the order of
+    the code; a file the code read before writing it whole is modified. Code that does not
+    parse changes nothing the ruler can name."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    paths = _PythonPaths(tree)
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+                   key=lambda n: (n.lineno, n.col_offset))  # fmt: skip
+    events: list[tuple[str, _FileOp | None]] = []  # (path, what the call did; None: read it)
+    for node in calls:
+        name = _dotted(node.func)
+        first = paths.path(node.args[0]) if node.args else None
+        second = paths.path(node.args[1]) if len(node.args) > 1 else None
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        owner = paths.path(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        if owner and method in _PATH_METHODS:
+            events.append((owner, _PATH_METHODS[method]))
+        elif owner and method in _PATH_READS:
+            events.append((owner, _open_op(node, 0) if method == "open" else None))
+        elif name in ("open", "io.open", "codecs.open") and first:
+            events.append((first, _open_op(node)))
+        elif name in _PY_DELETES and first:
+            events.append((first, "deleted"))
+        elif name in _PY_MOVES | _PY_COPIES and first and second and not second.endswith("/"):
+            if name in _PY_MOVES:
+                events.append((first, "deleted"))
+            events.append((second, "written"))
+    ops: list[tuple[str, _FileOp]] = []
+    read: set[str] = set()
+    for path, op in events:
+        if op is None:
+            read.add(path)
+        else:
+            ops.append((path, "modified" if op == "written" and path in read else op))
     return ops
 
 

@@ -475,6 +475,20 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "end",
                 "",
             ]
+        elif lang == "lua":
+            # No filler word is a Lua keyword; a module's functions are locals it exports.
+            out += [
+                f"local function {name}({a}, {b})",
+                f"  {b} = {b} or load_{a}()",
+                "  local found = {}",
+                f"  for _, x in ipairs({a}) do",
+                f"    if x.{b}_id == {b}.id then found[#found + 1] = x end",
+                "  end",
+                f"  table.sort(found, function(p, q) return p.{rng.choice(_WORDS)} < q.id end)",
+                "  return found",
+                "end",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
