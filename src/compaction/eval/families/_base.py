@@ -185,8 +185,17 @@ class Voice:
         (and cancelled, in the second-thoughts variant)."""
         raise NotImplementedError
 
-    def finish(self, text: str) -> None:
+    def user(self, text: str) -> None:
+        """A message of the user's, as the agent records it (by default: as it was typed)."""
+        self.s.user(text)
+
+    def say(self, text: str) -> None:
+        """Words of the assistant's to the user, as the agent records them (by default: a
+        plain assistant message; an agent that answers only through a tool says so here)."""
         self.s.say(text)
+
+    def finish(self, text: str) -> None:
+        self.say(text)
 
     # wording: one phrasing is drawn per use
     def pick(self, options: Sequence[str]) -> str:
