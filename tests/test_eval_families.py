@@ -974,7 +974,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
-    "augment-style",
+    "augment-style", "smolagents-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1016,6 +1016,22 @@ _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
 
+#: A step of a smolagents planning step's `## 2. Plan`, with the status written after it.
+_SMOL_STEP = re.compile(r"^\d+\. (.+?)(?: \((done|in progress|dropped)\))?$")
+_SMOL_STATUS = {None: "pending", "in progress": "in_progress", "done": "completed",
+                "dropped": "cancelled"}  # fmt: skip
+
+
+def _smolagents_plan(text: str) -> list[dict[str, str]] | None:
+    """The steps of a smolagents planning step's plan, if `text` is one."""
+    if not text.startswith(("Here are the facts I know", "I still need to solve the task")):
+        return None
+    plan = text.split("\n## 2. Plan\n", 1)[1].split("\n```", 1)[0]
+    steps = [_SMOL_STEP.match(line) for line in plan.splitlines()]
+    assert all(steps), plan
+    return [{"description": m[1], "status": _SMOL_STATUS[m[2]]} for m in steps if m]
+
+
 def _plan_status(done: str | None, marker: str | None) -> str:
     if done:
         return "completed"
@@ -1031,7 +1047,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
     Augment's tasks by the ids its `add_tasks` answers give them, Cursor's `todo_write` items
-    merged by id, or Amp's `todo_write` list."""
+    merged by id, Amp's `todo_write` list, or smolagents' planning steps."""
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -1044,6 +1060,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                for r in m.tool_results}  # fmt: skip
     for message in session.conversation.messages:
         text = message.text if message.role == "assistant" else ""
+        if (smol := _smolagents_plan(text)) is not None:
+            lists.append(smol)
         if text.startswith(PLAN_OPENERS):
             steps = [_PLAN_STEP.match(line) for line in text.splitlines()[1:] if line]
             assert all(steps), text
@@ -1873,3 +1891,41 @@ def test_augment_style_values_never_hide_inside_each_other() -> None:
     values = [value for _, *row in AugmentVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value
+
+
+def test_the_ruler_reads_the_tool_calls_of_a_code_agents_code() -> None:
+    # A smolagents CodeAgent acts in Python inside its own text (`<code>…</code>`, or
+    # ```py … ``` closed by <end_code> in older releases): each call of a tool function in
+    # the code is a call by that name with its keyword arguments, answered by the next
+    # message's `Observation:`; code that raised (`Error:`) changed nothing.
+    code = (
+        'print(edit_file(path="R/outbox.R", old_text="x <- 1", new_text="x <- 2"))\n'
+        'print(run_shell(command="git rm R/legacy_shim.R"))\n'
+        "for p in ['R/a.R']:\n    print(read_file(path=p))"
+    )
+    failing = 'print(write_file(path="R/never.R", content="x"))\nundefined_name'
+    messages = [
+        {"role": "user", "content": "New task:\nfix the outbox"},
+        {"role": "assistant", "content": f"Thought: edit and clean up.\n<code>\n{code}\n</code>"},
+        {"role": "user", "content": "Observation:\nExecution logs:\nReplaced 1 occurrence\n"
+                                    "exit status: 0\nLast output from code snippet:\nNone"},
+        {"role": "assistant", "content": f"Thought: a new file.\n```py\n{failing}\n```<end_code>"},
+        {"role": "user", "content": "Call id: call_3\nError:\nCode execution failed at line "
+                                    "'undefined_name' due to: InterpreterError: The variable "
+                                    "`undefined_name` is not defined."},
+        {"role": "assistant", "content": "Thought: write it.\n```py\n"
+                                         'write_file(path="R/store.R", content="y <- 1")\n'
+                                         "```<end_code>"},
+        {"role": "user", "content": "Observation:\nExecution logs:\n"
+                                    "Last output from code snippet:\nWrote 6 bytes"},
+        {"role": "assistant", "content": "Thought: not run.\n<code>\n"
+                                         'write_file(path="R/unrun.R", content="z")\n</code>'},
+        {"role": "user", "content": "New task:\nstop there"},
+    ]  # fmt: skip
+    facts = extract_probes(OPENAI.decode({"model": "gpt-4o", "messages": messages}))
+    found = {(f.category, f.probe[0]) for f in facts}
+    assert {("file_modified", "R/outbox.R"), ("file_deleted", "R/legacy_shim.R"),
+            ("file_created", "R/store.R")} <= found  # fmt: skip
+    assert ("command", "git rm R/legacy_shim.R") in found
+    # The raising block and the block nobody ran changed no file.
+    assert not {p for _, p in found} & {"R/never.R", "R/unrun.R"}

@@ -475,6 +475,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 f"    {a}.items.filter(_.{b} == key).map(_.id)",
                 "",
             ]
+        elif lang == "R":
+            out += [
+                f"{name} <- function({a}, {b} = NULL) {{",
+                f"  if (is.null({b})) {b} <- load_{a}()",
+                f"  found <- Filter(function(x) identical(x${b}_id, {b}$id), {a})",
+                f"  found[order(vapply(found, function(x) x${rng.choice(_WORDS)}, numeric(1)))]",
+                "}",
+                "",
+            ]
         elif lang == "jl":
             out += [
                 f"function {name}({a}, {b}=nothing)",
