@@ -430,7 +430,7 @@ class SmolagentsVoice(Voice):
         self._printed(thought, call("read_file", path=path), text, filler=filler)
 
     def _read_around(self, path: str, line: str) -> None:
-        before = code_file(self.rng, "R", 8).split("\n")
+        before = code_file(self.rng, "R", 12).split("\n")
         text = "\n".join([*before, "flush_parked <- function(batch) {", line, "}"])
         self._read.add(path)
         self._printed(f"The error points into {path}; let me read it.",
@@ -628,8 +628,9 @@ class SmolagentsVoice(Voice):
             ok = share + (1 if k < extra else 0)
             bad = [t for t in failing if self._parse(t)[0] == context]
             mark, f = ("✖", f"{len(bad)}") if bad else ("✔", " ")
-            seconds = f" [{self.rng.randint(1, 9)}.{self.rng.randint(0, 9)}s]" if bad else ""
-            lines.append(f"{mark} | {f}       {ok:>3} | {context}{seconds}")
+            seconds = f" [0.{self.rng.randint(1, 9)}s]" if bad else ""
+            # Under `F W  S  OK`: the failures, no warnings, no skips, the passes right-aligned.
+            lines.append(f"{mark} | {f}     {ok:>4} | {context}{seconds}")
             for test in bad:
                 lines += [RULE, *self._failure(test, boxed=False), RULE]
         lines += [
