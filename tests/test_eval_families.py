@@ -1929,3 +1929,108 @@ def test_the_ruler_reads_the_tool_calls_of_a_code_agents_code() -> None:
     assert ("command", "git rm R/legacy_shim.R") in found
     # The raising block and the block nobody ran changed no file.
     assert not {p for _, p in found} & {"R/never.R", "R/unrun.R"}
+
+
+_SMOL_STEP_TEXT = re.compile(r"\AThought: (.+?)\n<code>\n(.*?)\n</code>\nCalling tools:\n(\[.*\])\Z",
+                             re.DOTALL)  # fmt: skip
+_SMOL_TOOLS = {"run_shell", "read_file", "write_file", "edit_file", "search_files", "list_files",
+               "final_answer", "print", "open"}  # fmt: skip
+
+
+def test_smolagents_style_acts_in_python_code_as_a_code_agent() -> None:
+    import ast
+
+    from compaction.eval.families.smolagents import PROCEED, RETRY
+
+    for session in sessions("smolagents-style"):
+        messages = session.conversation.messages
+        assert all(not m.tool_calls and not m.tool_results for m in messages)
+        steps = 0
+        for k, message in enumerate(messages[1:], 1):
+            text = message.text
+            if message.role == "user":
+                # Observations, errors, tasks and the answer to a plan, merged as smolagents
+                # merges consecutive messages of one role.
+                assert text.startswith(("Observation:\nExecution logs:\n", "Call id: call_",
+                                        "New task:\n", PROCEED)), text[:80]  # fmt: skip
+                continue
+            if _smolagents_plan(text) is not None:
+                continue
+            step = _SMOL_STEP_TEXT.match(text)
+            assert step, text[:200]
+            [record] = ast.literal_eval(step[3])
+            assert record["type"] == "function"
+            assert record["function"] == {"name": "python_interpreter", "arguments": step[2]}
+            number = int(record["id"].removeprefix("call_"))
+            assert number > steps  # memory steps count up, tasks and plans included
+            steps = number
+            tree = ast.parse(step[2])
+            called = {n.func.id for n in ast.walk(tree)
+                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}  # fmt: skip
+            assert called <= _SMOL_TOOLS, called
+            answer = messages[k + 1].text
+            if answer.startswith(f"Call id: {record['id']}\nError:\n"):
+                assert "due to: InterpreterError: Forbidden function evaluation: 'open'" in answer
+                assert answer.endswith(RETRY) and called == {"open", "print"}
+                continue
+            assert answer.startswith("Observation:\nExecution logs:\n")
+            output = answer.split("Last output from code snippet:\n", 1)[1]
+            if "final_answer" in called:
+                [node] = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+                said = ast.literal_eval(node.args[0])
+                assert output.split("\nNew task:\n")[0] == said
+            else:
+                assert output.split("\n")[0] == "None"  # the last line printed
+        # The session ends on the final answer's observation.
+        assert messages[-1].role == "user" and "Last output from code snippet:\n" in messages[-1].text
+
+
+_TESTTHAT_COUNTS = re.compile(r"^\[ FAIL (\d+) \| WARN 0 \| SKIP 0 \| PASS (\d+) \]$", re.M)
+_TESTTHAT_FAILURE = re.compile(r"^── Failure \((test-[a-z]+\.R):(\d+):3\): (.+) ─+$", re.M)
+
+
+def test_smolagents_style_speaks_testthat_r_and_r_cmd_check() -> None:
+    from compaction.eval.families.smolagents import BENCH, BUILD, TEST
+
+    for session in sessions("smolagents-style"):
+        text = conversation_text(session.conversation)
+        runs = [m.text for m in session.conversation.messages
+                if m.role == "user" and "ℹ Testing relaypost" in m.text]  # fmt: skip
+        assert len(runs) == 2 and f'run_shell(command="{TEST}")' in text
+        counts = []
+        for run in runs:
+            assert run.startswith("Observation:\nExecution logs:\nexit status: 1\n")
+            assert "✔ | F W  S  OK | Context" in run and "══ Results ══" in run
+            [(failed, passed)] = _TESTTHAT_COUNTS.findall(run)
+            failures = _TESTTHAT_FAILURE.findall(run.split("══ Failed tests ═")[1])
+            assert len(failures) == int(failed)
+            for file, line, name in failures:
+                # The test is in the file of its context, and listed above as it failed.
+                assert f"Failure ({file}:{line}:3): {name}\n" in run.split("══ Results")[0]
+            counts.append((int(failed), int(passed)))
+        (f1, p1), (f2, p2) = counts
+        assert (f1, f2) == (3, 1) and p2 == p1 + 2
+        # The R error, then the same script running clean.
+        broken = re.search(r"Error in ([a-z]+)_send\(batch, tenant = tenant_id\) : \n"
+                           r"  object 'tenant_id' not found\nCalls: flush_parked -> \1_send\n"
+                           r"Execution halted", text)  # fmt: skip
+        # Run twice, each call in its code block and in the call record after it.
+        assert broken and text.count(f'run_shell(command="{BUILD}")') == 4
+        assert re.search(r"exit status: 0\nℹ Loading relaypost\nsmoke: flushed \d+ parked", text)
+        assert "tenant = batch$tenant_id" in text
+        assert "── R CMD check results ──" in text and "0 errors ✔ | 0 warnings ✔ | 1 note ✖" in text
+        assert re.search(r": style: \[line_length_linter\] Lines should not be more than 80", text)
+        figure = next(f for f in session.facts if f.category == "identifier" and "." in f.probe[0])
+        assert f'run_shell(command="{BENCH}")' in text
+        assert "<bch:expr>" in text and f"median per flush (microseconds): {figure.probe[0]}" in text
+
+
+def test_smolagents_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.smolagents import SmolagentsVoice
+
+    values = [value for _, *row in SmolagentsVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+    plans = [plan for row in SmolagentsVoice.plans for plan in (row[0], row[1], row[3])]
+    for plan in plans:
+        assert [p for p in plans if plan in p] == [plan], plan

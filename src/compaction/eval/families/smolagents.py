@@ -192,8 +192,8 @@ class SmolagentsVoice(Voice):
         ("retry backoff cap", "12 seconds", "90 seconds", "45 seconds"),
         ("outbox batch size", "60 envelopes", "400 envelopes", "150 envelopes"),
         ("parked envelope retention", "7 days", "90 days", "30 days"),
-        ("mirai daemon count", "2 daemons", "16 daemons", "6 daemons"),
-        ("webhook signature tolerance", "5 minutes", "120 minutes", "20 minutes"),
+        ("mirai daemon count", "2 daemons", "16 daemons", "5 daemons"),
+        ("webhook signature tolerance", "5 minutes", "180 minutes", "20 minutes"),
         ("httr2 request timeout", "3 seconds", "60 seconds", "15 seconds"),
     )
     #: (first plan, second plan, why not the first, third plan, why not the second).
