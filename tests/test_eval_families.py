@@ -1931,8 +1931,9 @@ def test_the_ruler_reads_the_tool_calls_of_a_code_agents_code() -> None:
     assert not {p for _, p in found} & {"R/never.R", "R/unrun.R"}
 
 
-_SMOL_STEP_TEXT = re.compile(r"\AThought: (.+?)\n<code>\n(.*?)\n</code>\nCalling tools:\n(\[.*\])\Z",
-                             re.DOTALL)  # fmt: skip
+_SMOL_STEP_TEXT = re.compile(
+    r"\AThought: (.+?)\n<code>\n(.*?)\n</code>\nCalling tools:\n(\[.*\])\Z", re.DOTALL
+)
 _SMOL_TOOLS = {"run_shell", "read_file", "write_file", "edit_file", "search_files", "list_files",
                "final_answer", "print", "open"}  # fmt: skip
 
@@ -1982,7 +1983,8 @@ def test_smolagents_style_acts_in_python_code_as_a_code_agent() -> None:
             else:
                 assert output.split("\n")[0] == "None"  # the last line printed
         # The session ends on the final answer's observation.
-        assert messages[-1].role == "user" and "Last output from code snippet:\n" in messages[-1].text
+        last = messages[-1]
+        assert last.role == "user" and "Last output from code snippet:\n" in last.text
 
 
 _TESTTHAT_COUNTS = re.compile(r"^\[ FAIL (\d+) \| WARN 0 \| SKIP 0 \| PASS (\d+) \]$", re.M)
@@ -2018,11 +2020,13 @@ def test_smolagents_style_speaks_testthat_r_and_r_cmd_check() -> None:
         assert broken and text.count(f'run_shell(command="{BUILD}")') == 4
         assert re.search(r"exit status: 0\nℹ Loading relaypost\nsmoke: flushed \d+ parked", text)
         assert "tenant = batch$tenant_id" in text
-        assert "── R CMD check results ──" in text and "0 errors ✔ | 0 warnings ✔ | 1 note ✖" in text
+        assert "── R CMD check results ──" in text
+        assert "0 errors ✔ | 0 warnings ✔ | 1 note ✖" in text
         assert re.search(r": style: \[line_length_linter\] Lines should not be more than 80", text)
         figure = next(f for f in session.facts if f.category == "identifier" and "." in f.probe[0])
         assert f'run_shell(command="{BENCH}")' in text
-        assert "<bch:expr>" in text and f"median per flush (microseconds): {figure.probe[0]}" in text
+        assert "<bch:expr>" in text
+        assert f"median per flush (microseconds): {figure.probe[0]}" in text
 
 
 def test_smolagents_style_values_never_hide_inside_each_other() -> None:

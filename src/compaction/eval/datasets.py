@@ -64,7 +64,8 @@ by its own eyes:
   `<returncode>`), and a code agent's Python (smolagents' `<code>` or ```py blocks answered
   by `Observation:`): each call of a tool function in the code is a tool call by that name
   with its literal keyword arguments (`edit_file(path=…)`, `run_shell(command=…)`), none when
-  the code raised (`Error:`). Windows paths (`absolutePath` of Cline) are named by their last component.
+  the code raised (`Error:`). Windows paths (`absolutePath` of Cline) are named by their last
+  component.
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
   through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
@@ -729,7 +730,10 @@ _CODE_ERROR = re.compile(r"(\A\s*|\n)(Call id: \S+\n)?Error:\n")
 
 
 def _code_actions(
-    index: int, message: Message, following: Message | None, open_file: str | None,
+    index: int,
+    message: Message,
+    following: Message | None,
+    open_file: str | None,
     cwd: str | None,
 ) -> list[_Action]:
     """A code agent's tool calls: every call of a named function in the code blocks of an
@@ -757,10 +761,10 @@ def _code_actions(
                 for k in node.keywords
                 if k.arg is not None and isinstance(k.value, ast.Constant)
             }
-            found.append(
-                _Action(index, node.func.id, arguments, "", answer, index + 1, error, open_file,
-                        cwd)  # fmt: skip
+            action = _Action(
+                index, node.func.id, arguments, "", answer, index + 1, error, open_file, cwd
             )
+            found.append(action)
     return found
 
 

@@ -249,8 +249,7 @@ class SmolagentsVoice(Voice):
             "The maintainers insist: {rule}.",
         ],
         "plan": [
-            "Approach: {plan}, so that {module} still has its parked envelopes after a "
-            "restart.",
+            "Approach: {plan}, so that {module} still has its parked envelopes after a restart.",
             "I will start with {plan}; that way nothing {module} parks is lost.",
         ],
         "change_value": [
@@ -378,7 +377,9 @@ class SmolagentsVoice(Voice):
                 answer = f"Observation:\nExecution logs:\n{logs}\n{answer}"
         else:
             printed = f"{logs}\n" if logs else ""
-            answer = f"Observation:\nExecution logs:\n{printed}Last output from code snippet:\n{output}"
+            answer = (
+                f"Observation:\nExecution logs:\n{printed}Last output from code snippet:\n{output}"
+            )
         self._append("user", answer, filler=filler)
 
     def _printed(self, thought: str, tool_call: str, result: str, *, filler: bool = False) -> None:
@@ -483,7 +484,7 @@ class SmolagentsVoice(Voice):
                 "- Parked envelopes are never resent once the partner is back.\n"
                 "- They must go out oldest first, and the other module shares the flush code.\n"
                 "### 1.2. Facts to look up\n- Where the flush path drops parked envelopes.\n"
-                f"### 1.3. Facts to derive\n- Which tests cover the resend path.\n\n## 2. Plan\n"
+                "### 1.3. Facts to derive\n- Which tests cover the resend path.\n\n## 2. Plan\n"
             )
             plan = ("Here are the facts I know and the plan of action that I will follow to "
                     f"solve the task:\n```\n{survey}{steps}\n```")  # fmt: skip
@@ -522,9 +523,7 @@ class SmolagentsVoice(Voice):
                 f"{path}:4:{column}: style: [line_length_linter] Lines should not be more than "
                 f"80 characters. This line is {column + 6} characters.\n"
                 f"  found <- Filter(function(x) identical(x$batch_id, batch$id), "
-                "parked_envelopes_for_tenant)\n"
-                + " " * 80
-                + "~" * (column - 74)
+                "parked_envelopes_for_tenant)\n" + " " * 80 + "~" * (column - 74)
             )
         seconds = f"{self.rng.randint(40, 99)}.{self.rng.randint(0, 9)}"
         head = f"── R CMD check results ──────────────────────────────── {PACKAGE} {VERSION} ────"
@@ -567,7 +566,10 @@ class SmolagentsVoice(Voice):
 
     def build_ok(self) -> str:
         envelopes, tenants = self.rng.randint(8, 40), self.rng.randint(2, 6)
-        return f"ℹ Loading {PACKAGE}\nsmoke: flushed {envelopes} parked envelopes for {tenants} tenants"
+        return (
+            f"ℹ Loading {PACKAGE}\n"
+            f"smoke: flushed {envelopes} parked envelopes for {tenants} tenants"
+        )
 
     def measurement(self, figure: str) -> tuple[str, str]:
         median = float(figure)
