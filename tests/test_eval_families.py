@@ -974,7 +974,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
-    "augment-style", "open-interpreter-style",
+    "augment-style", "open-interpreter-style", "smolagents-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1020,6 +1020,22 @@ _OI_STATUS = {"done": "completed", "in progress": "in_progress", "dropped": "can
 _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer needed\))?$")
 
 
+#: A step of a smolagents planning step's `## 2. Plan`, with the status written after it.
+_SMOL_STEP = re.compile(r"^\d+\. (.+?)(?: \((done|in progress|dropped)\))?$")
+_SMOL_STATUS = {None: "pending", "in progress": "in_progress", "done": "completed",
+                "dropped": "cancelled"}  # fmt: skip
+
+
+def _smolagents_plan(text: str) -> list[dict[str, str]] | None:
+    """The steps of a smolagents planning step's plan, if `text` is one."""
+    if not text.startswith(("Here are the facts I know", "I still need to solve the task")):
+        return None
+    plan = text.split("\n## 2. Plan\n", 1)[1].split("\n```", 1)[0]
+    steps = [_SMOL_STEP.match(line) for line in plan.splitlines()]
+    assert all(steps), plan
+    return [{"description": m[1], "status": _SMOL_STATUS[m[2]]} for m in steps if m]
+
+
 def _plan_status(done: str | None, marker: str | None) -> str:
     if done:
         return "completed"
@@ -1035,8 +1051,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     Copilot's `manage_todo_list` lists, the homegrown agent's `plan_set` plans, Kiro's
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
     Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
-    recaps in its prose, Cursor's `todo_write` items
-    merged by id, or Amp's `todo_write` list."""
+    recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
+    list, or smolagents' planning steps."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1050,6 +1066,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                for r in m.tool_results}  # fmt: skip
     for message in session.conversation.messages:
         text = message.text if message.role == "assistant" else ""
+        if (smol := _smolagents_plan(text)) is not None:
+            lists.append(smol)
         if text.startswith(PLAN_OPENERS):
             steps = [_PLAN_STEP.match(line) for line in text.splitlines()[1:] if line]
             assert all(steps), text
@@ -2054,3 +2072,150 @@ def test_open_interpreter_style_values_never_hide_inside_each_other() -> None:
     values = [value for _, *row in OpenInterpreterVoice.settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value
+
+
+def test_the_ruler_reads_the_tool_calls_of_a_code_agents_code() -> None:
+    # A smolagents CodeAgent acts in Python inside its own text (`<code>…</code>`, or
+    # ```py … ``` closed by <end_code> in older releases): each call of a tool function in
+    # the code is a call by that name with its keyword arguments, answered by the next
+    # message's `Observation:`; code that raised (`Error:`) changed nothing.
+    code = (
+        'print(edit_file(path="R/outbox.R", old_text="x <- 1", new_text="x <- 2"))\n'
+        'print(run_shell(command="git rm R/legacy_shim.R"))\n'
+        "for p in ['R/a.R']:\n    print(read_file(path=p))"
+    )
+    failing = 'print(write_file(path="R/never.R", content="x"))\nundefined_name'
+    messages = [
+        {"role": "user", "content": "New task:\nfix the outbox"},
+        {"role": "assistant", "content": f"Thought: edit and clean up.\n<code>\n{code}\n</code>"},
+        {"role": "user", "content": "Observation:\nExecution logs:\nReplaced 1 occurrence\n"
+                                    "exit status: 0\nLast output from code snippet:\nNone"},
+        {"role": "assistant", "content": f"Thought: a new file.\n```py\n{failing}\n```<end_code>"},
+        {"role": "user", "content": "Call id: call_3\nError:\nCode execution failed at line "
+                                    "'undefined_name' due to: InterpreterError: The variable "
+                                    "`undefined_name` is not defined."},
+        {"role": "assistant", "content": "Thought: write it.\n```py\n"
+                                         'write_file(path="R/store.R", content="y <- 1")\n'
+                                         "```<end_code>"},
+        {"role": "user", "content": "Observation:\nExecution logs:\n"
+                                    "Last output from code snippet:\nWrote 6 bytes"},
+        {"role": "assistant", "content": "Thought: not run.\n<code>\n"
+                                         'write_file(path="R/unrun.R", content="z")\n</code>'},
+        {"role": "user", "content": "New task:\nstop there"},
+    ]  # fmt: skip
+    facts = extract_probes(OPENAI.decode({"model": "gpt-4o", "messages": messages}))
+    found = {(f.category, f.probe[0]) for f in facts}
+    assert {("file_modified", "R/outbox.R"), ("file_deleted", "R/legacy_shim.R"),
+            ("file_created", "R/store.R")} <= found  # fmt: skip
+    assert ("command", "git rm R/legacy_shim.R") in found
+    # The raising block and the block nobody ran changed no file.
+    assert not {p for _, p in found} & {"R/never.R", "R/unrun.R"}
+
+
+_SMOL_STEP_TEXT = re.compile(
+    r"\AThought: (.+?)\n<code>\n(.*?)\n</code>\nCalling tools:\n(\[.*\])\Z", re.DOTALL
+)
+_SMOL_TOOLS = {"run_shell", "read_file", "write_file", "edit_file", "search_files", "list_files",
+               "final_answer", "print", "open"}  # fmt: skip
+
+
+def test_smolagents_style_acts_in_python_code_as_a_code_agent() -> None:
+    import ast
+
+    from compaction.eval.families.smolagents import PROCEED, RETRY
+
+    for session in sessions("smolagents-style"):
+        messages = session.conversation.messages
+        assert all(not m.tool_calls and not m.tool_results for m in messages)
+        steps = 0
+        for k, message in enumerate(messages[1:], 1):
+            text = message.text
+            if message.role == "user":
+                # Observations, errors, tasks and the answer to a plan, merged as smolagents
+                # merges consecutive messages of one role.
+                assert text.startswith(("Observation:\nExecution logs:\n", "Call id: call_",
+                                        "New task:\n", PROCEED)), text[:80]  # fmt: skip
+                continue
+            if _smolagents_plan(text) is not None:
+                continue
+            step = _SMOL_STEP_TEXT.match(text)
+            assert step, text[:200]
+            [record] = ast.literal_eval(step[3])
+            assert record["type"] == "function"
+            assert record["function"] == {"name": "python_interpreter", "arguments": step[2]}
+            number = int(record["id"].removeprefix("call_"))
+            assert number > steps  # memory steps count up, tasks and plans included
+            steps = number
+            tree = ast.parse(step[2])
+            called = {n.func.id for n in ast.walk(tree)
+                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}  # fmt: skip
+            assert called <= _SMOL_TOOLS, called
+            answer = messages[k + 1].text
+            if answer.startswith(f"Call id: {record['id']}\nError:\n"):
+                assert "due to: InterpreterError: Forbidden function evaluation: 'open'" in answer
+                assert answer.endswith(RETRY) and called == {"open", "print"}
+                continue
+            assert answer.startswith("Observation:\nExecution logs:\n")
+            output = answer.split("Last output from code snippet:\n", 1)[1]
+            if "final_answer" in called:
+                [node] = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+                said = ast.literal_eval(node.args[0])
+                assert output.split("\nNew task:\n")[0] == said
+            else:
+                assert output.split("\n")[0] == "None"  # the last line printed
+        # The session ends on the final answer's observation.
+        last = messages[-1]
+        assert last.role == "user" and "Last output from code snippet:\n" in last.text
+
+
+_TESTTHAT_COUNTS = re.compile(r"^\[ FAIL (\d+) \| WARN 0 \| SKIP 0 \| PASS (\d+) \]$", re.M)
+_TESTTHAT_FAILURE = re.compile(r"^── Failure \((test-[a-z]+\.R):(\d+):3\): (.+) ─+$", re.M)
+
+
+def test_smolagents_style_speaks_testthat_r_and_r_cmd_check() -> None:
+    from compaction.eval.families.smolagents import BENCH, BUILD, TEST
+
+    for session in sessions("smolagents-style"):
+        text = conversation_text(session.conversation)
+        runs = [m.text for m in session.conversation.messages
+                if m.role == "user" and "ℹ Testing relaypost" in m.text]  # fmt: skip
+        assert len(runs) == 2 and f'run_shell(command="{TEST}")' in text
+        counts = []
+        for run in runs:
+            assert run.startswith("Observation:\nExecution logs:\nexit status: 1\n")
+            assert "✔ | F W  S  OK | Context" in run and "══ Results ══" in run
+            [(failed, passed)] = _TESTTHAT_COUNTS.findall(run)
+            failures = _TESTTHAT_FAILURE.findall(run.split("══ Failed tests ═")[1])
+            assert len(failures) == int(failed)
+            for file, line, name in failures:
+                # The test is in the file of its context, and listed above as it failed.
+                assert f"Failure ({file}:{line}:3): {name}\n" in run.split("══ Results")[0]
+            counts.append((int(failed), int(passed)))
+        (f1, p1), (f2, p2) = counts
+        assert (f1, f2) == (3, 1) and p2 == p1 + 2
+        # The R error, then the same script running clean.
+        broken = re.search(r"Error in ([a-z]+)_send\(batch, tenant = tenant_id\) : \n"
+                           r"  object 'tenant_id' not found\nCalls: flush_parked -> \1_send\n"
+                           r"Execution halted", text)  # fmt: skip
+        # Run twice, each call in its code block and in the call record after it.
+        assert broken and text.count(f'run_shell(command="{BUILD}")') == 4
+        assert re.search(r"exit status: 0\nℹ Loading relaypost\nsmoke: flushed \d+ parked", text)
+        assert "tenant = batch$tenant_id" in text
+        assert "── R CMD check results ──" in text
+        assert "0 errors ✔ | 0 warnings ✔ | 1 note ✖" in text
+        assert re.search(r": style: \[line_length_linter\] Lines should not be more than 80", text)
+        figure = next(f for f in session.facts if f.category == "identifier" and "." in f.probe[0])
+        assert f'run_shell(command="{BENCH}")' in text
+        assert "<bch:expr>" in text
+        assert f"median per flush (microseconds): {figure.probe[0]}" in text
+
+
+def test_smolagents_style_values_never_hide_inside_each_other() -> None:
+    from compaction.eval.families.smolagents import SmolagentsVoice
+
+    values = [value for _, *row in SmolagentsVoice.settings for value in row]
+    for value in values:
+        assert [v for v in values if value in v] == [value], value
+    plans = [plan for row in SmolagentsVoice.plans for plan in (row[0], row[1], row[3])]
+    for plan in plans:
+        assert [p for p in plans if plan in p] == [plan], plan

@@ -65,7 +65,11 @@ by its own eyes:
 - agents that act in text: aider's SEARCH/REPLACE blocks (the file named on the line before
   the block; an empty SEARCH part writes the file whole) and mini-SWE-agent's command blocks
   (` ```mswea_bash_command`, or ` ```bash` when the next message answers with its
-  `<returncode>`). Windows paths (`absolutePath` of Cline) are named by their last component.
+  `<returncode>`), and a code agent's Python (smolagents' `<code>` or ```py blocks answered
+  by `Observation:`): each call of a tool function in the code is a tool call by that name
+  with its literal keyword arguments (`edit_file(path=…)`, `run_shell(command=…)`), none when
+  the code raised (`Error:`). Windows paths (`absolutePath` of Cline) are named by their last
+  component.
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
   through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
@@ -92,6 +96,7 @@ the digest's readers (`compaction.summarize`): it is the ruler's side of the ben
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -513,6 +518,7 @@ _SHELL_TOOLS = frozenset(
         "exec",
         "run_command",
         "run_shell_command",
+        "run_shell",
         "run_terminal_cmd",
         "run_terminal_command",
         "execute_command",
@@ -696,6 +702,8 @@ def _actions(conversation: Conversation) -> list[_Action]:
                 )
             following = messages[i + 1] if i + 1 < len(messages) else None
             action = _traj_action(message) or _text_action(message, following)
+            if not calls and action is None:
+                actions += _code_actions(i, message, following, open_file, cwd)
             if not calls and action is not None:
                 observed = following is not None and following.role in ("user", "tool")
                 output = message_text(following) if observed and following else None
@@ -730,6 +738,53 @@ def _text_action(message: Message, following: Message | None) -> str | None:
             command = found.group(2).strip()
             return command or None
     return None
+
+
+#: A code agent's code blocks: smolagents' `<code>…</code>` (its default tags since 1.20), or
+#: a ```py / ```python block (older releases close it with `<end_code>`).
+_CODE_BLOCK = re.compile(r"<code>\n?(.*?)\n?</code>|```(?:py|python)[ \t]*\n(.*?)\n```", re.DOTALL)
+#: The environment's answer to a code block: its observation, or the executor's error.
+_CODE_OBSERVED = re.compile(r"\A\s*(Observation:|Error:|Call id: \S+\nError:)")
+_CODE_ERROR = re.compile(r"(\A\s*|\n)(Call id: \S+\n)?Error:\n")
+
+
+def _code_actions(
+    index: int,
+    message: Message,
+    following: Message | None,
+    open_file: str | None,
+    cwd: str | None,
+) -> list[_Action]:
+    """A code agent's tool calls: every call of a named function in the code blocks of an
+    assistant message that the next message answers (`Observation:`, or `Error:` when the code
+    raised, which then changed nothing), with its literal keyword arguments. Python's own
+    functions (`print`) are not tools."""
+    answer = message_text(following) if following is not None else ""
+    if following is None or following.role not in ("user", "tool"):
+        return []
+    if not _CODE_OBSERVED.match(answer):
+        return []
+    error = bool(_CODE_ERROR.search(answer))
+    found: list[_Action] = []
+    for block in _CODE_BLOCK.finditer(message_text(message)):
+        try:
+            tree = ast.parse(block.group(1) or block.group(2) or "")
+        except SyntaxError:
+            continue
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
+            if not isinstance(node.func, ast.Name) or hasattr(builtins, node.func.id):
+                continue
+            arguments = {
+                k.arg: k.value.value
+                for k in node.keywords
+                if k.arg is not None and isinstance(k.value, ast.Constant)
+            }
+            action = _Action(
+                index, node.func.id, arguments, "", answer, index + 1, error, open_file, cwd
+            )
+            found.append(action)
+    return found
 
 
 _SEARCH = "<<<<<<< SEARCH"

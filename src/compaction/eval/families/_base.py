@@ -185,8 +185,17 @@ class Voice:
         (and cancelled, in the second-thoughts variant)."""
         raise NotImplementedError
 
-    def finish(self, text: str) -> None:
+    def user(self, text: str) -> None:
+        """A message of the user's, as the agent records it (by default: as it was typed)."""
+        self.s.user(text)
+
+    def say(self, text: str) -> None:
+        """Words of the assistant's to the user, as the agent records them (by default: a
+        plain assistant message; an agent that answers only through a tool says so here)."""
         self.s.say(text)
+
+    def finish(self, text: str) -> None:
+        self.say(text)
 
     # wording: one phrasing is drawn per use
     def pick(self, options: Sequence[str]) -> str:
@@ -464,6 +473,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "List[String] =",
                 f'    val key = {b}.getOrElse("{rng.choice(_WORDS)}")',
                 f"    {a}.items.filter(_.{b} == key).map(_.id)",
+                "",
+            ]
+        elif lang == "R":
+            out += [
+                f"{name} <- function({a}, {b} = NULL) {{",
+                f"  if (is.null({b})) {b} <- load_{a}()",
+                f"  found <- Filter(function(x) identical(x${b}_id, {b}$id), {a})",
+                f"  found[order(vapply(found, function(x) x${rng.choice(_WORDS)}, numeric(1)))]",
+                "}",
                 "",
             ]
         elif lang == "jl":

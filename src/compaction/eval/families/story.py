@@ -170,7 +170,7 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
     add = events.append
 
     def task() -> None:
-        session.user(voice.phrase("task", module=m[0], other=m[1]))
+        voice.user(voice.phrase("task", module=m[0], other=m[1]))
         voice.read(path[0], code_file(rng, ext, 60))
         session.fact("file_read", f"The agent read {path[0]}.", [path[0]])
 
@@ -178,21 +178,21 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
         voice.todos(todo_list())
 
     def set_values() -> None:
-        session.user(voice.phrase("set_value", key=key1, value=old1))
-        session.say(voice.phrase("ack"))
-        session.user(voice.phrase("set_value", key=key2, value=old2))
+        voice.user(voice.phrase("set_value", key=key1, value=old1))
+        voice.say(voice.phrase("ack"))
+        voice.user(voice.phrase("set_value", key=key2, value=old2))
 
     def constraint(k: int) -> Callable[[], None]:
         def event() -> None:
             text, probe = w.constraints[k]
-            session.user(voice.phrase("constraint", rule=text))
+            voice.user(voice.phrase("constraint", rule=text))
             session.fact("constraint", f"The user said: {text}", [probe])
-            session.say(voice.phrase("ack"))
+            voice.say(voice.phrase("ack"))
 
         return event
 
     def plan() -> None:
-        session.say(voice.phrase("plan", plan=plan_old, module=m[1]))
+        voice.say(voice.phrase("plan", plan=plan_old, module=m[1]))
         voice.read(path[1], code_file(rng, ext, 50))
         session.fact("file_read", f"The agent read {path[1]}.", [path[1]])
 
@@ -235,17 +235,17 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
             values = w.settings[k][1:]
             key, old, new = w.settings[k][0], values[step - 1], values[step]
             which = "change_value" if step == 1 else "change_again"
-            session.user(voice.phrase(which, key=key, old=old, new=new))
+            voice.user(voice.phrase(which, key=key, old=old, new=new))
             if last:
                 was = ", ".join(values[:step])
                 session.fact("changed_value", f"The {key} is now {new} (was {was}).",
                              [key, new], stale=values[:step])  # fmt: skip
-            session.say(voice.phrase("ack_value", key=key, new=new))
+            voice.say(voice.phrase("ack_value", key=key, new=new))
 
         return event
 
     def reverse_plan() -> None:
-        session.say(voice.phrase("reverse", old=plan_old, new=plan_new, why=why))
+        voice.say(voice.phrase("reverse", old=plan_old, new=plan_new, why=why))
         if twice:
             return  # revised again later (`reverse_again`), which plants the decision
         session.fact(
@@ -257,7 +257,7 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
 
     def reverse_again() -> None:
         plan_last, why_last = w.plan[3], w.plan[4]
-        session.say(voice.phrase("reverse_again", old=plan_new, new=plan_last, why=why_last))
+        voice.say(voice.phrase("reverse_again", old=plan_new, new=plan_last, why=why_last))
         session.fact(
             "decision",
             f"The plan is now {plan_last} (not {plan_old}, then not {plan_new}).",
@@ -267,18 +267,18 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
 
     def measure_question() -> None:
         # The variant's second question: a figure only the assistant's answer restates.
-        session.user(voice.phrase("measure_question"))
+        voice.user(voice.phrase("measure_question"))
         figure = f"{rng.randint(300, 900)}.{rng.randint(10, 99)}"
         line, command = voice.measurement(figure)
         voice.shell(command, line)
-        session.say(voice.phrase("measure_answer", figure=figure))
+        voice.say(voice.phrase("measure_answer", figure=figure))
         session.fact("identifier", f"The figure the user asked to keep: {figure}.", [figure])
 
     def move_fixture() -> None:
         voice.move(f"testdata/{m[5]}_golden.json", f"testdata/{m[5]}/golden.json")
 
     def question() -> None:
-        session.user(voice.phrase("question"))
+        voice.user(voice.phrase("question"))
         shas = [hexid(rng) for _ in range(6)]
         log = (
             "\n".join(f"{s} {voice.phrase('commit')}" for s in shas)
@@ -286,7 +286,7 @@ def tell(voice_class: type[Voice], seed: int, tokens: int) -> EvalSession:
             + (f"switch {m[2]} timeouts to the shared client")
         )
         voice.shell("git log --oneline -n 7 -- " + path[2], log)
-        session.say(voice.phrase("answer", sha=w.sha))
+        voice.say(voice.phrase("answer", sha=w.sha))
         session.fact("identifier", f"The regression came in with {w.sha}.", [w.sha])
 
     def error_fixed() -> None:
