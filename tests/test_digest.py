@@ -531,6 +531,42 @@ def test_a_plan_dropped_in_other_words_no_longer_stands(reversal: str) -> None:
     assert standing == [], standing
 
 
+def test_a_code_agents_steps_are_read_as_actions_and_observations() -> None:
+    # smolagents' CodeAgent: code in the assistant's text, the environment's reply (and the
+    # user's next task after it) in a user message.
+    def step(code: str) -> Message:
+        record = f"Calling tools:\n[{{'id': 'call_1', 'type': 'function', 'function': "
+        record += f"{{'name': 'python_interpreter', 'arguments': {code!r}}}}}]"
+        return say("assistant", f"Thought: next.\n<code>\n{code}\n</code>\n{record}")
+
+    ledger = extract_ledger(
+        [
+            say("user", "New task:\nResend the parked envelopes."),
+            step('print(read_file(path="R/backoff.R"))'),
+            say(
+                "user",
+                "Observation:\nExecution logs:\nbackoff <- function(x) x\nLast output from code snippet:\nNone",
+            ),
+            step("print(run_shell(command=\"Rscript -e 'devtools::test()'\"))"),
+            say(
+                "user",
+                "Observation:\nExecution logs:\n[ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ]\n"
+                "Last output from code snippet:\nNone\nNew task:\n"
+                "Keep this in mind: don't change the public signature of signer_send.",
+            ),
+            step('final_answer("Going with a DBI outbox table; 1976e5d is the culprit.")'),
+        ]
+    )
+    text = rendered(ledger)
+    assert "R/backoff.R (read)" in text
+    assert "Rscript -e 'devtools::test()'" in text
+    assert "don't change the public signature of signer_send" in text
+    assert "1976e5d is the culprit" in text
+    said = "\n".join(user_messages(ledger))
+    assert "Execution logs" not in said and "backoff <- function" not in said
+    assert "Calling tools" not in text
+
+
 def test_an_error_fixed_later_is_kept_with_what_fixed_it() -> None:
     ledger = extract_ledger(
         [

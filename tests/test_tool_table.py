@@ -1352,3 +1352,53 @@ def test_task_lists_of_an_unknown_tool_are_to_dos_with_their_own_state_keys() ->
     assert added == (Action("todo", todos=(Todo("mirror the pool size", "pending"),)),)
     updated = actions_of_call("update_tasks", {"tasks": [{"task_id": "a1b2", "state": "COMPLETE"}]})
     assert updated == (Action("todo", todos=(Todo("", "completed", "a1b2"),)),)
+
+
+def test_code_an_agent_runs_says_what_it_did() -> None:
+    # Open Interpreter's one function: shell code is a command, Python code does what its
+    # calls with literal paths say.
+    assert actions_of_call("execute", {"language": "shell", "code": "busted spec"}) == (
+        command("busted spec"),
+    )
+    code = "\n".join(
+        [
+            "from pathlib import Path",
+            "import os, shutil",
+            'path = "src/tenancy.lua"',
+            "source = open(path).read()",
+            'open(path, "w").write(source.replace("a", "b"))',
+            'Path("src/store.lua").write_text("x")',
+            'os.remove("src/legacy.lua")',
+            'shutil.move("spec/old.lua", "spec/fixtures/old.lua")',
+            'print(open("README.md").read())',
+        ]
+    )
+    assert actions_of_call("execute", {"language": "python", "code": code}) == (
+        file("src/tenancy.lua", "read"),
+        file("src/tenancy.lua", "written"),
+        file("src/store.lua", "written"),
+        file("src/legacy.lua", "deleted"),
+        file("spec/old.lua", "deleted"),
+        file("spec/fixtures/old.lua", "created"),
+        file("README.md", "read"),
+    )
+    assert actions_of_call("execute", {"language": "python", "code": "x = (1"}) == ()
+
+
+def test_a_code_agents_tools_are_the_functions_its_code_calls() -> None:
+    # smolagents' CodeAgent calls its tools as Python functions in the code it writes.
+    text = "\n".join(
+        [
+            "Thought: lint, then read the file.",
+            "<code>",
+            "print(run_shell(command=\"Rscript -e 'lintr::lint_package()'\"))",
+            'print(read_file(path="R/backoff.R"))',
+            'final_answer("1976e5d is the one.")',
+            "</code>",
+        ]
+    )
+    assert actions_in_text(text) == (
+        command("Rscript -e 'lintr::lint_package()'"),
+        file("R/backoff.R", "read"),
+        Action("final", text="1976e5d is the one."),
+    )

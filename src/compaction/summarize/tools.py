@@ -30,6 +30,8 @@ This module must never read a wire format, see a message, count tokens or call a
 
 from __future__ import annotations
 
+import ast
+import builtins
 import json
 import re
 import shlex
@@ -1070,6 +1072,16 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
         if command is not None:
             yield from command_actions(command)
             return
+        code = forms.get("code")
+        language = forms.get("language", forms.get("lang"))
+        if isinstance(code, str) and isinstance(language, str):
+            # Code in a language (Open Interpreter's `execute`): shell code is a command,
+            # Python code does what its calls say.
+            if language.strip().lower() in _SHELL_LANGUAGES:
+                yield from command_actions(code)
+            elif language.strip().lower() in PYTHON_FENCES:
+                yield from python_actions(code)
+            return
     for key in _FALLBACK_PATCH_FORMS:
         value = forms.get(key)
         if isinstance(value, str) and _PATCH_START.search(value):
@@ -1310,6 +1322,11 @@ _FENCE_OPEN = re.compile(r"^(`{3,})([\w+.-]*)[^`]*$")
 SHELL_FENCES = frozenset(
     {"", "command", "bash", "sh", "shell", "zsh", "console", "terminal", "mswea_bash_command"}
 )
+# Fence tags (and languages) of Python code an agent runs.
+PYTHON_FENCES = frozenset({"py", "python", "python3", "ipython"})
+_SHELL_LANGUAGES = SHELL_FENCES | {"powershell", "pwsh", "cmd"}
+# Tags an action is written between: SWE-agent's `<command>`, smolagents' `<code>` (Python).
+_TAG_BLOCKS = {"command": ("<command>", "</command>"), "py": ("<code>", "</code>")}
 _DIFF_FENCES = frozenset({"diff", "patch", "udiff"})
 
 
@@ -1323,7 +1340,9 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
     - the action of mini-SWE-agent and SWE-agent: the last fenced block (```bash, ```,
       ```mswea_bash_command) or `<command>` tag, when it is the message's last block. A
       SWE-agent editor command (`open`, `create`, `edit`, `str_replace_editor …`, `submit`)
-      means what the table says; anything else is a command.
+      means what the table says; anything else is a command;
+    - the code of a code agent (smolagents' CodeAgent: a `<code>` tag or a ```py fence, the
+      message's last block): what `python_actions` reads in it.
 
     Whether a written action actually ran is for the caller to decide (an environment's
     output follows it).
@@ -1350,6 +1369,8 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
         tag, body, before = blocks[-1]
         if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
             actions.extend(_text_action(body))
+        elif tag in PYTHON_FENCES:
+            actions.extend(python_actions(body))
     return tuple(actions)
 
 
@@ -1362,9 +1383,9 @@ def _line_before(text: str, position: int) -> str:
 
 
 def _blocks(text: str) -> list[tuple[str, str, str]]:
-    """The fenced blocks and `<command>` tags of a message in order, each as (fence tag,
-    body, the line before it); a `<command>` tag has the tag `command`. One pass: an
-    unclosed fence or tag ends the scan."""
+    """The fenced blocks and tagged blocks (`_TAG_BLOCKS`) of a message in order, each as
+    (fence tag, body, the line before it); a `<command>` tag has the tag `command`, a
+    `<code>` tag `py`. One pass: an unclosed fence or tag ends the scan."""
     found: list[tuple[int, str, str, str]] = []
     lines = text.split("\n")
     offset = 0
@@ -1385,14 +1406,15 @@ def _blocks(text: str) -> list[tuple[str, str, str]]:
         found.append((offset, opening.group(2).lower(), body, before))
         offset += sum(len(lines[j]) + 1 for j in range(index, end + 1))
         index = end + 1
-    start = text.find("<command>")
-    while start != -1:
-        end = text.find("</command>", start)
-        if end == -1:
-            break
-        body = text[start + len("<command>") : end].removeprefix("\n")
-        found.append((start, "command", body, _line_before(text, start)))
-        start = text.find("<command>", end)
+    for tag, (open_tag, close_tag) in _TAG_BLOCKS.items():
+        start = text.find(open_tag)
+        while start != -1:
+            end = text.find(close_tag, start)
+            if end == -1:
+                break
+            body = text[start + len(open_tag) : end].removeprefix("\n")
+            found.append((start, tag, body, _line_before(text, start)))
+            start = text.find(open_tag, end)
     found.sort(key=lambda block: block[0])
     return [(tag, body, before) for _, tag, body, before in found]
 
@@ -1611,3 +1633,124 @@ def _json_exit_status(text: str) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
+
+
+# --- actions written as Python code (code agents) ------------------------------------------
+
+# Calls that are Python's own, not an agent's tools (`open` is read below).
+_BUILTINS = frozenset(dir(builtins)) - {"open"}
+_PATH_METHODS: dict[str, FileOp] = {
+    "read_text": "read",
+    "read_bytes": "read",
+    "open": "read",
+    "write_text": "written",
+    "write_bytes": "written",
+    "unlink": "deleted",
+    "touch": "created",
+}
+_MOVES = {("os", "rename"), ("os", "replace"), ("shutil", "move")}
+_COPIES = {("shutil", "copy"), ("shutil", "copy2"), ("shutil", "copyfile")}
+_REMOVES = {("os", "remove"), ("os", "unlink")}
+_RUNS = {("subprocess", n) for n in ("run", "call", "check_call", "check_output", "Popen")}
+
+
+def python_actions(code: str) -> tuple[Action, ...]:
+    """What Python code an agent ran evidently did, call by call in the order written: the
+    files it reads, writes, removes or moves by literal paths (`open(p, "w")`,
+    `Path(p).write_text(…)`, `os.remove(p)`, `shutil.move(a, b)`; a name bound once to a
+    path counts as it), the commands it runs (`subprocess.run(…)`, `os.system(…)`), and the
+    tools it calls as functions with literal keyword arguments (a code agent's tools:
+    `run_shell(command=…)`, `read_file(path=…)`; `final_answer(…)` is its final answer),
+    read through the table. Code that does not parse does nothing."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return ()
+    bound = _bound_paths(tree)
+    calls = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    return tuple(a for call in calls for a in _call_actions(call, bound))
+
+
+def _bound_paths(tree: ast.AST) -> dict[str, str]:
+    """Names assigned once, to a literal string or `Path("…")`."""
+    seen: dict[str, int] = {}
+    values: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                seen[target.id] = seen.get(target.id, 0) + 1
+                value = _path_of(node.value, {})
+                if value is not None:
+                    values[target.id] = value
+    return {name: value for name, value in values.items() if seen[name] == 1}
+
+
+def _path_of(node: ast.expr, bound: Mapping[str, str]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value if _plausible_path(node.value) else None
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if isinstance(node, ast.Call) and _dotted(node.func)[-1:] == ("Path",) and node.args:
+        return _path_of(node.args[0], bound)
+    return None
+
+
+def _dotted(node: ast.expr) -> tuple[str, ...]:
+    """`os.path.join` as ("os", "path", "join"); () for anything but names and attributes."""
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return (*base, node.attr) if base else ()
+    return ()
+
+
+def _literal(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _call_actions(call: ast.Call, bound: Mapping[str, str]) -> Iterator[Action]:
+    func = call.func
+    args = call.args
+    name = _dotted(func)
+    if isinstance(func, ast.Attribute) and func.attr in _PATH_METHODS and name[:1] != ("os",):
+        path = _path_of(func.value, bound)
+        if path is not None:
+            yield Action("file", path=path, op=_PATH_METHODS[func.attr])
+        return
+    pair = name[-2:] if len(name) >= 2 else None
+    if pair in _REMOVES and args and (path := _path_of(args[0], bound)):
+        yield Action("file", path=path, op="deleted")
+    elif pair in _MOVES | _COPIES and len(args) >= 2:
+        source, target = _path_of(args[0], bound), _path_of(args[1], bound)
+        if source and target:
+            moved = pair in _MOVES
+            yield Action("file", path=source, op="deleted" if moved else "read")
+            yield Action("file", path=target, op="created" if moved else "written")
+    elif (pair in _RUNS or name == ("os", "system")) and args:
+        command = command_text(_literal(args[0]))
+        if command:
+            yield from command_actions(command)
+    elif name == ("open",) and args and (path := _path_of(args[0], bound)):
+        mode = (
+            _literal(args[1])
+            if len(args) > 1
+            else next((_literal(k.value) for k in call.keywords if k.arg == "mode"), "r")
+        )
+        mode = mode if isinstance(mode, str) else "r"
+        op: FileOp = "written" if ("w" in mode or "x" in mode) else "read"
+        yield Action("file", path=path, op="modified" if "a" in mode else op)
+    elif len(name) == 1 and name[0] not in _BUILTINS:
+        arguments = {k.arg: _literal(k.value) for k in call.keywords if k.arg}
+        if name[0] == "final_answer":
+            answer = _literal(args[0]) if args else arguments.get("answer")
+            yield Action("final", text=answer if isinstance(answer, str) else None)
+        elif arguments:
+            yield from actions_of_call(name[0], arguments)

@@ -142,7 +142,9 @@ class Reader:
 
     def __init__(self) -> None:
         self._calls: dict[str, ToolCallPart] = {}
-        self._pending_action: str | None = None
+        # Commands written in text awaiting their output, and whether any action was.
+        self._pending_actions: list[str] = []
+        self._awaiting = False
         self._pending_edit: tools.FileOp | None = None  # an edit of the open file, written
         self._open_file: str | None = None
         self._question: str | None = None
@@ -164,12 +166,16 @@ class Reader:
             return
         if message.role == "user":
             text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
-            if self._pending_action is not None and not message.tool_results:
+            if self._awaiting and not message.tool_results:
                 if _OUTPUT_SHAPE.match(text):
-                    # An environment's reply to the action (mini-SWE-agent style), not words.
-                    yield from self._outcome(text)
-                    return
-                self._pending_action = None
+                    # An environment's reply to the action (mini-SWE-agent, smolagents), not
+                    # words; the user's next task may follow it in the same message.
+                    output, _, text = text.partition(_NEXT_TASK)
+                    yield from self._outcome(output)
+                    if not text.strip():
+                        return
+                self._pending_actions = []
+                self._awaiting = False
             text = signals.own_words(text)
             if text:
                 yield UserSaid(text)
@@ -191,28 +197,37 @@ class Reader:
                 and message.role == "assistant"
                 and part.text.strip()
             ):
+                prose = _without_code(part.text)
+                if not prose:
+                    continue
                 answers = self._question if isinstance(part, TextPart) else None
                 if answers is not None:
                     self._question = None
-                yield AssistantSaid(part.text, answers)
+                yield AssistantSaid(prose, answers)
         if message.role == "assistant" and not message.tool_calls:
-            self._pending_action = self._pending_edit = None
-            for action in _text_actions(message.text):
+            self._pending_actions = []
+            self._pending_edit = None
+            actions = _text_actions(message.text)
+            self._awaiting = bool(actions)
+            for action in actions:
                 if action.kind == "file" and action.op and action.path is None:
                     self._pending_edit = action.op
                 elif action.kind == "file" and action.path and action.op:
                     yield FileTouched(_clean_path(action.path), action.op)
                 elif action.kind == "command" and action.command:
                     # It ran only if an environment's output follows.
-                    self._pending_action = action.command
+                    self._pending_actions.append(action.command)
                 elif action.kind == "final" and action.text:
+                    # A code agent's answer to the user is its prose too.
+                    if action.text not in _without_code(message.text):
+                        yield AssistantSaid(action.text, None)
                     yield Finished(action.text)
 
     def pending(self) -> Iterator[Event]:
         """What an action written last, whose output the span does not hold, still says:
         the command was run (its outcome unseen)."""
-        if self._pending_action is not None:
-            yield CommandRan(_first_line(self._pending_action), "no output seen")
+        for action in self._pending_actions:
+            yield CommandRan(_first_line(action), "no output seen")
 
     def _outcome(self, output: str) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""
@@ -221,10 +236,13 @@ class Reader:
             path = banner.group(1) if banner else self._open_file
             if path:
                 yield FileTouched(_clean_path(path), self._pending_edit)
-        if self._pending_action is not None:
+        if self._pending_actions:
             outcome, errors, tests = outcome_of_result(None, None, output, is_error=False)
-            yield CommandRan(_first_line(self._pending_action), outcome, errors, tests)
-        self._pending_action = self._pending_edit = None
+            for action in self._pending_actions:
+                yield CommandRan(_first_line(action), outcome, errors, tests)
+        self._pending_actions = []
+        self._pending_edit = None
+        self._awaiting = False
 
 
 def _first_line(action: str) -> str:
@@ -436,4 +454,17 @@ def _text_actions(text: str) -> tuple[tools.Action, ...]:
 
 
 # How environments that answer an action in a user message start their reply.
-_OUTPUT_SHAPE = re.compile(r"^\s*(?:<returncode>|<output>|Observation:|OBSERVATION:|Output:)")
+_OUTPUT_SHAPE = re.compile(
+    r"^\s*(?:<returncode>|<output>|Observation:|OBSERVATION:|Output:|Call id: \S+\nError:)"
+)
+# A code agent's code (smolagents' `<code>` blocks) and the record of the call it makes of
+# it (`Calling tools:` and the call list): actions, not prose.
+_CODE_IN_PROSE = re.compile(r"<code>.*?(?:</code>|$)|\nCalling tools:\n\[.*$", re.DOTALL)
+
+
+def _without_code(text: str) -> str:
+    return _CODE_IN_PROSE.sub("", text).strip() if "<code>" in text else text
+
+
+# smolagents starts the user's next task, merged into the reply before it, with this line.
+_NEXT_TASK = "\nNew task:\n"
