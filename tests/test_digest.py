@@ -535,7 +535,7 @@ def test_a_code_agents_steps_are_read_as_actions_and_observations() -> None:
     # smolagents' CodeAgent: code in the assistant's text, the environment's reply (and the
     # user's next task after it) in a user message.
     def step(code: str) -> Message:
-        record = f"Calling tools:\n[{{'id': 'call_1', 'type': 'function', 'function': "
+        record = "Calling tools:\n[{'id': 'call_1', 'type': 'function', 'function': "
         record += f"{{'name': 'python_interpreter', 'arguments': {code!r}}}}}]"
         return say("assistant", f"Thought: next.\n<code>\n{code}\n</code>\n{record}")
 
@@ -545,7 +545,8 @@ def test_a_code_agents_steps_are_read_as_actions_and_observations() -> None:
             step('print(read_file(path="R/backoff.R"))'),
             say(
                 "user",
-                "Observation:\nExecution logs:\nbackoff <- function(x) x\nLast output from code snippet:\nNone",
+                "Observation:\nExecution logs:\nbackoff <- function(x) x\n"
+                "Last output from code snippet:\nNone",
             ),
             step("print(run_shell(command=\"Rscript -e 'devtools::test()'\"))"),
             say(
