@@ -480,6 +480,11 @@ def test_a_summary_of_capitalized_outcome_counts_is_read() -> None:
     ok = "[info] Passed: Total 61, Failed 0, Errors 0, Passed 61\n[success] Total time: 9 s"
     assert "Total 61, Failed 0, Errors 0, Passed 61" in (signals.test_summary(ok) or "")
     assert not signals.summary_fails(signals.test_summary(ok) or "")
+    # testthat's closing tally, bars between the counts.
+    tally = "✔ | F W  S  OK | Context\n══ Failed tests ══\n[ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ]"
+    assert "[ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ]" in (signals.test_summary(tally) or "")
+    assert signals.summary_fails(signals.test_summary(tally) or "")
+    assert not signals.summary_fails("[ FAIL 0 | WARN 0 | SKIP 0 | PASS 37 ]")
     # Words and numbers that are no list of counts are not a summary.
     assert signals.test_summary("GET /api/items 404\nretry 3 of 5\nerror 2 times") is None
 

@@ -1402,3 +1402,48 @@ def test_a_code_agents_tools_are_the_functions_its_code_calls() -> None:
         file("R/backoff.R", "read"),
         Action("final", text="1976e5d is the one."),
     )
+
+
+def test_a_plan_an_agent_writes_as_a_list_is_its_to_do_list() -> None:
+    # smolagents' planning step (inside a fence), or a plan recapped in prose: the list under
+    # a line naming the plan, each item's state in its own words.
+    planning = "\n".join(
+        [
+            "Here are the facts I know and my new/updated plan of action:",
+            "```",
+            "## 1. Updated facts survey",
+            "- 6 files read so far.",
+            "",
+            "## 2. Plan",
+            "1. wire the exporter into the scheduler (done)",
+            "2. update the changelog entry (in progress)",
+            "3. remove the old compatibility shim (dropped)",
+            "4. mirror the pool size change in the deploy values",
+            "```",
+        ]
+    )
+    assert actions_in_text(planning) == (
+        Action(
+            "todos",
+            todos=(
+                Todo("wire the exporter into the scheduler", "completed"),
+                Todo("update the changelog entry", "in_progress"),
+                Todo("remove the old compatibility shim", "cancelled"),
+                Todo("mirror the pool size change in the deploy values", "pending"),
+            ),
+        ),
+    )
+    recap = (
+        "Recap of the plan:\n1. fix the flush path — done\n2. add the regression spec — in progress"
+    )
+    assert actions_in_text(recap) == (
+        Action(
+            "todos",
+            todos=(
+                Todo("fix the flush path", "completed"),
+                Todo("add the regression spec", "in_progress"),
+            ),
+        ),
+    )
+    # A numbered list that is no plan is not one.
+    assert actions_in_text("The failures:\n1. retries\n2. ordering") == ()

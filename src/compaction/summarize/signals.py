@@ -147,8 +147,8 @@ _TESTS_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
 # (`55 examples, 1 failure`, `Tests run: 42, Failures: 1`, `Failed: 1, Passed: 41`,
 # `Total 34, Failed 1, Errors 0, Passed 33`).
 _OUTCOME_WORDS = (
-    r"passed|passing|pass|succeeded|successful|ok|failed|failing|failures?|errors?|errored|"
-    r"broken|skipped|pending|ignored|excluded|incomplete|risky|todo|total|tests?|examples?|"
+    r"passed|passing|pass|succeeded|successful|ok|failed|failing|failures?|fail|errors?|errored|"
+    r"broken|skipped|skip|pending|ignored|excluded|incomplete|risky|todo|total|tests?|examples?|"
     r"specs?|cases?|assertions?|scenarios?|steps?|checks?|suites?"
 )
 # What is counted, between a count and its outcome (CTest's `3 tests failed`).
@@ -159,8 +159,9 @@ _COUNT = cue(
     rf"\b(?P<n>\d+)\s+(?:(?:{_COUNTED_NOUNS})\s+)?(?P<word>{_OUTCOME_WORDS})\b"
     rf"|\b(?P<label>{_OUTCOME_WORDS})(?:\s+(?:run|ran|executed))?\s*[:=]\s*(?P<m>\d+)\b"
     r"|\bout\s+of\s+(?P<total>\d+)\b"
-    # A list of outcome words each followed by its count (sbt's `Total 34, Failed 1, …`).
-    rf"|\b(?P<listed>{_OUTCOME_WORDS})\s+(?P<k>\d+)(?=\s*(?:,|$))"
+    # A list of outcome words each followed by its count (sbt's `Total 34, Failed 1, …`,
+    # testthat's `[ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ]`).
+    rf"|\b(?P<listed>{_OUTCOME_WORDS})\s+(?P<k>\d+)(?=\s*(?:[,|\]]|$))"
 )
 _VERDICT_WORDS = frozenset(
     [

@@ -1342,7 +1342,8 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
       SWE-agent editor command (`open`, `create`, `edit`, `str_replace_editor …`, `submit`)
       means what the table says; anything else is a command;
     - the code of a code agent (smolagents' CodeAgent: a `<code>` tag or a ```py fence, the
-      message's last block): what `python_actions` reads in it.
+      message's last block): what `python_actions` reads in it;
+    - a plan written as a list (`plan_in_prose`): the to-do list, stated whole.
 
     Whether a written action actually ran is for the caller to decide (an environment's
     output follows it).
@@ -1365,6 +1366,9 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
         for path, op in files_in_patch(text):
             note(path, op)
     actions = [Action("file", path=p, op=op) for p, op in files.items()]
+    plan = plan_in_prose(text)
+    if plan:
+        actions.append(Action("todos", todos=plan))
     if blocks:
         tag, body, before = blocks[-1]
         if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
@@ -1754,3 +1758,59 @@ def _call_actions(call: ast.Call, bound: Mapping[str, str]) -> Iterator[Action]:
             yield Action("final", text=answer if isinstance(answer, str) else None)
         elif arguments:
             yield from actions_of_call(name[0], arguments)
+
+
+# --- a plan written as a list ---------------------------------------------------------------
+
+# A line naming the plan the list under it is: `## 2. Plan`, `Here's the plan:`, `Recap of
+# the plan:`, `Next steps:`, `To-do:`.
+_PLAN_LINE = re.compile(
+    r"^\s*(?:#+\s*)?(?:\d+\.\s*)?(?:[\w' ]{0,40}\b)?(?:plan|to-?dos?|next\s+steps)\b"
+    r"(?:\s+of\s+action)?[^\n]{0,40}:?\s*$",
+    re.IGNORECASE,
+)
+_PLAN_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(?:\[([ xX~-])\]\s+)?(.+?)\s*$")
+# An item's state in its own words, closing it: `(done)`, `— in progress`, `- dropped`.
+_ITEM_STATE = re.compile(
+    r"\s*(?:\((done|completed|in progress|dropped|cancelled|skipped)\)"
+    r"|[—–-]\s+(done|completed|in progress|dropped|cancelled|skipped))\.?$",
+    re.IGNORECASE,
+)
+_ITEM_STATUS: dict[str, TodoStatus] = {
+    "done": "completed",
+    "completed": "completed",
+    "in progress": "in_progress",
+    "dropped": "cancelled",
+    "cancelled": "cancelled",
+    "skipped": "cancelled",
+}
+
+
+def plan_in_prose(text: str) -> tuple[Todo, ...]:
+    """The last plan a message writes as a list (two items or more) under a line naming it,
+    each item's state read from its checkbox or its closing words (pending otherwise); ()
+    when it writes none. Fences are no boundary: a planning step may quote its plan."""
+    if "plan" not in text.lower() and "to-do" not in text.lower() and "todo" not in text.lower():
+        return ()
+    lines = text.split("\n")
+    found: tuple[Todo, ...] = ()
+    for index, line in enumerate(lines):
+        if not _PLAN_LINE.match(line) or _PLAN_ITEM.match(line):
+            continue
+        items: list[Todo] = []
+        for following in lines[index + 1 :]:
+            item = _PLAN_ITEM.match(following)
+            if item is None:
+                if items or following.strip():
+                    break
+                continue
+            box, words = item.groups()
+            state = _ITEM_STATE.search(words)
+            status: TodoStatus = _CHECK_STATUS.get(box, "pending") if box else "pending"
+            if state is not None:
+                status = _ITEM_STATUS[(state.group(1) or state.group(2)).lower()]
+                words = words[: state.start()]
+            items.append(Todo(words.strip(), status))
+        if len(items) >= 2:
+            found = tuple(items)
+    return found

@@ -204,6 +204,10 @@ class Reader:
                 if answers is not None:
                     self._question = None
                 yield AssistantSaid(prose, answers)
+        if message.role == "assistant" and message.tool_calls:
+            plan = _plan_in(message.text)
+            if plan:
+                yield TodosStated(plan)
         if message.role == "assistant" and not message.tool_calls:
             self._pending_actions = []
             self._pending_edit = None
@@ -217,6 +221,8 @@ class Reader:
                 elif action.kind == "command" and action.command:
                     # It ran only if an environment's output follows.
                     self._pending_actions.append(action.command)
+                elif action.kind == "todos":
+                    yield TodosStated(action.todos)
                 elif action.kind == "final" and action.text:
                     # A code agent's answer to the user is its prose too.
                     if action.text not in _without_code(message.text):
@@ -451,6 +457,11 @@ def _is_command_tool(name: str) -> bool:
 @text_cache()
 def _text_actions(text: str) -> tuple[tools.Action, ...]:
     return tools.actions_in_text(text)
+
+
+@text_cache()
+def _plan_in(text: str) -> tuple[tools.Todo, ...]:
+    return tools.plan_in_prose(text)
 
 
 # How environments that answer an action in a user message start their reply.
