@@ -519,6 +519,8 @@ def test_a_markdown_heading_is_no_sentence_of_the_prose_below_it() -> None:
         "topic too; a Postgres outbox table replaces it.",
         "I'm not going ahead with a compacted Kafka topic: a Postgres outbox table it is.",
         "We're giving up on a compacted Kafka topic, a Postgres outbox table is simpler.",
+        "Hmm, a compacted Kafka topic read by the relay has a problem too: a topic per "
+        "tenant. So I'm changing course again, to a Postgres outbox table.",
     ],
 )
 def test_a_plan_dropped_in_other_words_no_longer_stands(reversal: str) -> None:
@@ -528,9 +530,12 @@ def test_a_plan_dropped_in_other_words_no_longer_stands(reversal: str) -> None:
             say("assistant", reversal),
         ]
     )
+    lines = render(ledger)
+    decisions = lines[lines.index("## Decisions and plans (standing)") :]
+    decisions = decisions[: decisions.index("") if "" in decisions else None]
     standing = [
         line
-        for line in render(ledger)
+        for line in decisions
         if "compacted Kafka topic read by" in line and not line.startswith("- superseded")
     ]
     assert standing == [], standing
@@ -571,6 +576,29 @@ def test_a_code_agents_steps_are_read_as_actions_and_observations() -> None:
     said = "\n".join(user_messages(ledger))
     assert "Execution logs" not in said and "backoff <- function" not in said
     assert "Calling tools" not in text
+
+
+def test_a_new_value_in_the_next_sentence_of_the_message_naming_it_is_read() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Set the parked envelope retention to 90 days."),
+            say(
+                "user",
+                "90 days for the parked envelope retention broke the load test. "
+                "Use 30 days, and that is final.",
+            ),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- parked envelope retention: 30 days" in text
+    # A sentence that sets a value of its own keeps it.
+    other = extract_ledger(
+        [
+            say("user", "Set the parked envelope retention to 90 days."),
+            say("user", "The parked envelope retention stays as it is. The cache ttl is 30 days."),
+        ]
+    )
+    assert "- parked envelope retention: 90 days" in rendered(other)
 
 
 def test_an_error_fixed_later_is_kept_with_what_fixed_it() -> None:

@@ -189,6 +189,14 @@ _INSTEAD = re.compile(
 _SPACES = re.compile(r"\s+")
 
 
+# A sentence giving a value without naming what it is for: "Use 30 days", "Make it 12".
+_BARE_VALUE = re.compile(
+    r"^(?:please\s+|ok,?\s+|so\s+)?(?:use|take|make\s+it|go\s+with|set\s+it\s+to|switch\s+to|"
+    r"let's\s+(?:use|go\s+with)|we'll\s+use)\b",
+    re.IGNORECASE,
+)
+
+
 def _norm(value: str) -> str:
     return _SPACES.sub(" ", value.strip(" .`'\"").lower())
 
@@ -282,6 +290,14 @@ class Values(Section[ValuesState]):
             # need 20 connections for the redis pool; 5 was a guess"): the one not held before.
             held = {_norm(v) for v in (record.value, *record.earlier)}
             new = {_norm(v): v for v in _measures_in(sentence, unit) if _norm(v) not in held}
+            if not new:
+                # Or in another sentence of the same message that names no subject of its
+                # own ("90 days for the retention broke the load test. Use 30 days.").
+                for other in signals.sentences(words):
+                    if other != sentence and _BARE_VALUE.match(other):
+                        new.update(
+                            (_norm(v), v) for v in _measures_in(other, unit) if _norm(v) not in held
+                        )
             if len(new) == 1:
                 self._set(state, key, next(iter(new.values())), sentence)
                 settled.add(key)
@@ -709,7 +725,7 @@ _REVERSAL = signals.cue(
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
     r"dead\s+end|off\s+the\s+table|back\s+to\s+the\s+drawing\s+board|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|not\s+going\s+ahead\s+with|"
-    r"giving\s+up\s+on|moving\s+away\s+from)\b"
+    r"giving\s+up\s+on|moving\s+away\s+from|chang(?:e|ing)\s+course)\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
