@@ -725,7 +725,7 @@ _REVERSAL = signals.cue(
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
     r"dead\s+end|off\s+the\s+table|back\s+to\s+the\s+drawing\s+board|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|not\s+going\s+ahead\s+with|"
-    r"giving\s+up\s+on|moving\s+away\s+from|chang(?:e|ing)\s+course)\b"
+    r"giving\s+up\s+on|moving\s+away\s+from|chang(?:e|ing)\s+course|rul(?:e|es|ed|ing)\s+out)\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -737,7 +737,8 @@ _PLAN_WORDS = {
 _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
     r"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|not\s+going\s+ahead\s+with|"
-    r"giving\s+up\s+on|moving\s+away\s+from|back\s+to\s+the\s+drawing\s+board\s+on)\s+"
+    r"giving\s+up\s+on|moving\s+away\s+from|rul(?:e|es|ed|ing)\s+out|"
+    r"back\s+to\s+the\s+drawing\s+board\s+on)\s+"
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
 )
@@ -854,6 +855,17 @@ class DecisionsState:
             ):
                 return decision
         return None
+
+
+def _replaced_by(text: str, later: Mapping[str, str]) -> str:
+    """What replaced the decision `text` ("" if nothing did). A digest read back may hold it
+    cut short (`…...`) where a superseded line names it whole: the same decision."""
+    if text in later:
+        return later[text]
+    return next(
+        (by for t, by in later.items() if by and t.endswith("...") and text.startswith(t[:-3])),
+        "",
+    )
 
 
 class Decisions(Section[DecisionsState]):
@@ -989,9 +1001,9 @@ class Decisions(Section[DecisionsState]):
                 # What stands now, at the end of the chain: naming a plan that was itself
                 # replaced later would read as the current one.
                 by, seen = d.superseded_by, {d.text}
-                while later.get(by) and by not in seen:
+                while (after := _replaced_by(by, later)) and by not in seen:
                     seen.add(by)
-                    by = later[by]
+                    by = after
                 # What stands is shown whole (a decision is 300 characters at most): cut
                 # short, the line would name the old plan without the new one. The old plan
                 # is what gives.
