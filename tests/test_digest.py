@@ -357,7 +357,14 @@ def test_a_digest_read_back_does_not_revise_its_own_decisions_by_its_own_subject
         ]
     )
     before = [(d.text, d.superseded_by) for d in ledger.state("decisions").decisions]
-    assert before == [("I'm switching to the Laravel scheduler with onOneServer.", "")]
+    # The reversal with the sentences that say what it reverses: one statement.
+    assert before == [
+        (
+            "A crontab line per web node won't hold up here: every web node fires the same run "
+            "at the same minute. I'm switching to the Laravel scheduler with onOneServer.",
+            "",
+        )
+    ]
     again = extract_ledger([summary_message(render(ledger), ledger.messages)])
     assert [(d.text, d.superseded_by) for d in again.state("decisions").decisions] == before
 
@@ -519,6 +526,8 @@ def test_a_markdown_heading_is_no_sentence_of_the_prose_below_it() -> None:
         "topic too; a Postgres outbox table replaces it.",
         "I'm not going ahead with a compacted Kafka topic: a Postgres outbox table it is.",
         "We're giving up on a compacted Kafka topic, a Postgres outbox table is simpler.",
+        "Hmm, a compacted Kafka topic read by the relay has a problem too: a topic per "
+        "tenant. So I'm changing course again, to a Postgres outbox table.",
         "That rules out a compacted Kafka topic read by the relay as well, since it needs a "
         "topic per tenant. I'll go with a Postgres outbox table.",
     ],

@@ -786,6 +786,11 @@ def _supersede(decisions: list[Decision], text: str) -> None:
             d.superseded_by = text
 
 
+def _names_replaced(text: str) -> bool:
+    """Whether a reversal names what it replaces ("instead of Y", "scrap Y", "Y is wrong")."""
+    return bool(_REPLACED.search(text) or _CALLED_WRONG.search(text))
+
+
 @text_cache()
 def _subject_words(text: str) -> frozenset[str]:
     """The words a statement names its subject by: its significant words, less plan words."""
@@ -911,6 +916,13 @@ class Decisions(Section[DecisionsState]):
                 # "Scrap X." then "Switching to Y: …": one statement, what goes and what comes.
                 text = f"{sentence} {found[n + 1][0]}"
                 skip = True
+            if reversal and uncued and not _names_replaced(text):
+                # "X has a problem too: … So I'm changing course again, to Y": the reversal
+                # names what it reverses in the sentences before it; they are one statement
+                # (and a later merge of two digests still knows what it replaced).
+                before = " ".join(uncued)
+                if len(before) + len(text) < 300:
+                    text = f"{before} {text}"
             text = signals.clip(text, 300)
             if uncued and not _ADDING.search(text.lower()):
                 # "X does not hold up under load. I'll use Y." — the message spoke of X, then
