@@ -430,6 +430,44 @@ def test_a_marked_failed_test_line_names_the_test(line: str, name: str) -> None:
     assert not any("decodes a payload" in e for e in errors)
 
 
+@pytest.mark.parametrize(
+    ("out", "name"),
+    [
+        # busted: the spec's location, then its name on the next line.
+        (
+            "●●◼●\n3 successes / 1 failure / 0 errors / 0 pending : 0.5 seconds\n\n"
+            "Failure → spec/webhook_spec.lua @ 31\nwebhook retries a timed-out delivery\n"
+            "spec/webhook_spec.lua:34: Expected objects to be the same.\nPassed in:\n(number) 2",
+            "webhook retries a timed-out delivery",
+        ),
+        # testthat: the name inside its rule line.
+        (
+            "══ Failed tests ══\n── Failure (test-outbox.R:31:3): retries a timed-out delivery ──\n"
+            "Expected `attempts` to equal 3.\n\n[ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ]",
+            "retries a timed-out delivery",
+        ),
+    ],
+)
+def test_failed_tests_named_around_their_location_are_read(out: str, name: str) -> None:
+    outcome, errors = signals.outcome_of(out)
+    assert outcome == "failed"
+    assert any(name in e for e in errors), errors
+
+
+def test_a_lua_error_with_its_stack_traceback_is_a_failure() -> None:
+    out = "\n".join(
+        [
+            "lua: src/outbox.lua:88: attempt to index a nil value (local 'tenant')",
+            "stack traceback:",
+            "        src/outbox.lua:88: in function 'outbox.send'",
+            "        [C]: in ?",
+        ]
+    )
+    outcome, errors = signals.outcome_of(out)
+    assert outcome != "ok"
+    assert any("attempt to index a nil value (local 'tenant')" in e for e in errors), errors
+
+
 def test_a_todo_dropped_from_a_whole_list_is_told_as_cancelled_not_lost() -> None:
     # The tool states the whole list each time: an open item a later list leaves out was
     # dropped. Saying so keeps the agent from doing it again; it is never shown as open.

@@ -416,7 +416,14 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
         return "failed", _why_failed(text, errors, summary)
     if is_error or any(not e.lower().startswith("warning") for e in errors):
         return "error", errors
+    raised = _RAISED.search(text) if "stack traceback:" in text else None
+    if raised is not None:
+        return "error", (clip(raised.group(1).strip(), 200),)
     return "ok", ()
+
+
+# An error raised with its stack traceback after it (Lua's interpreter): the line above.
+_RAISED = re.compile(r"^([^\n]*\S[^\n]*)\n[ \t]*stack traceback:[ \t]*$", re.MULTILINE)
 
 
 # How runners list the tests that failed, by shape: a numbered list of failures (ExUnit,
@@ -434,6 +441,10 @@ _FAILED_TEST = re.compile(
     # A verdict in brackets first, then the test (alcotest and many in-house runners); a
     # cross mark first (vitest, node's test runner).
     r"|\[(?:FAIL|FAILED|FAILURE)\]\s+\S.{2,160}|[×✗✘]\s+\S.{2,160}"
+    # The test's location, its name after it: busted's `Failure → spec/x.lua @ 31` over the
+    # name, testthat's `── Failure (test-x.R:31:3): name ──`.
+    r"|(?:Failure|Error) → (?P<where>\S+ @ \d+)\n(?P<name>[^\n]{3,160})"
+    r"|── (?:Failure|Error) \((?P<at>[^)\n]+)\): (?P<test>[^\n]{3,160}?) ─+"
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
@@ -464,7 +475,10 @@ def _failed_tests(text: str, limit: int = 3) -> tuple[str, ...]:
     """The first tests a failing run lists as failed, by the shape of its list."""
     found: list[str] = []
     for match in _FAILED_TEST.finditer(text):
-        line = match.group(0).strip().rstrip(":")
+        if match["name"] or match["test"]:
+            line = f"{match['name'] or match['test']} ({match['where'] or match['at']})"
+        else:
+            line = match.group(0).strip().rstrip(":")
         if line not in found:
             found.append(line[:200])
         if len(found) >= limit:
