@@ -645,6 +645,26 @@ def test_a_new_value_in_the_next_sentence_of_the_message_naming_it_is_read() -> 
     assert "- parked envelope retention: 90 days" in rendered(other)
 
 
+def test_a_reversal_cut_short_keeps_what_replaces_the_plan() -> None:
+    # Its end names the new plan: a short form that keeps the head names only the old one,
+    # and reads as if it stood.
+    reversal = (
+        "a Redis list written through redux will not do either, because the shared Redis "
+        "evicts keys under memory pressure at night. Replacing it with a DBI outbox table in "
+        "Postgres drained by a later::later loop."
+    )
+    ledger = extract_ledger(
+        [
+            say("assistant", "I am switching to a Redis list written through redux."),
+            say("assistant", reversal),
+        ]
+    )
+    full = "\n".join(render(ledger))
+    for budget in range(len(full), 60, -10):
+        lines = [line for line in render(ledger, budget) if "Redis evicts" in line or "DBI" in line]
+        assert lines and all("a DBI outbox table in Postgres" in line for line in lines), lines
+
+
 def test_an_error_fixed_later_is_kept_with_what_fixed_it() -> None:
     ledger = extract_ledger(
         [

@@ -94,6 +94,14 @@ def _distinct(forms: Iterable[str]) -> tuple[str, ...]:
 
 
 @text_cache()
+def _tail(text: str, limit: int) -> str:
+    """The end of `text` in at most `limit` characters, from a word's start."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    return cut.split(" ", 1)[1] if " " in cut else cut
+
+
 def _clip_forms(text: str, *limits: int) -> tuple[str, ...]:
     """`text` clipped to each of `limits`, fullest first (each digest rendering asks again)."""
     if len(text) <= limits[-1]:
@@ -1008,6 +1016,7 @@ class Decisions(Section[DecisionsState]):
     def items(self, state: DecisionsState) -> list[Item]:
         out = []
         later = {d.text: d.superseded_by for d in state.decisions}
+        replacing = set(later.values())
         for rank, d in enumerate(state.decisions):
             if d.superseded_by:
                 # What stands now, at the end of the chain: naming a plan that was itself
@@ -1024,6 +1033,9 @@ class Decisions(Section[DecisionsState]):
                     for limit in (300, 100)
                 )
                 out.append(Item(3, rank, forms))
+            elif d.text in replacing and len(d.text) > 160:
+                # What replaced a plan ends on the new one: cut short, it keeps its end.
+                out.append(Item(1, rank, (f"- {d.text[:300]}", f"- ...{_tail(d.text, 156)}")))
             else:
                 out.append(Item(1, rank, _clip_forms(f"- {d.text}", 300, 160)))
         return out
