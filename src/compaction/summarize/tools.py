@@ -1776,21 +1776,14 @@ _ITEM_STATE = re.compile(
     r"|[—–-]\s+(done|completed|in progress|dropped|cancelled|skipped))\.?$",
     re.IGNORECASE,
 )
-_ITEM_STATUS: dict[str, TodoStatus] = {
-    "done": "completed",
-    "completed": "completed",
-    "in progress": "in_progress",
-    "dropped": "cancelled",
-    "cancelled": "cancelled",
-    "skipped": "cancelled",
-}
 
 
 def plan_in_prose(text: str) -> tuple[Todo, ...]:
     """The last plan a message writes as a list (two items or more) under a line naming it,
     each item's state read from its checkbox or its closing words (pending otherwise); ()
     when it writes none. Fences are no boundary: a planning step may quote its plan."""
-    if "plan" not in text.lower() and "to-do" not in text.lower() and "todo" not in text.lower():
+    lowered = text.lower()
+    if "plan" not in lowered and "to-do" not in lowered and "todo" not in lowered:
         return ()
     lines = text.split("\n")
     found: tuple[Todo, ...] = ()
@@ -1808,7 +1801,8 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
             state = _ITEM_STATE.search(words)
             status: TodoStatus = _CHECK_STATUS.get(box, "pending") if box else "pending"
             if state is not None:
-                status = _ITEM_STATUS[(state.group(1) or state.group(2)).lower()]
+                word = (state.group(1) or state.group(2)).lower()
+                status = "cancelled" if word == "dropped" else _status(word.replace(" ", "_"))
                 words = words[: state.start()]
             items.append(Todo(words.strip(), status))
         if len(items) >= 2:

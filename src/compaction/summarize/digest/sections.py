@@ -726,14 +726,18 @@ class Commands(Section[CommandsState]):
 # -- decisions -----------------------------------------------------------------------------
 
 # A statement that replaces an earlier plan: on its own (strong), or inside a decision.
+# Words that drop a plan, naming it next: a reversal (`_REVERSAL`) and what it names as
+# replaced (`_REPLACED`) both read them.
+_DROPPING = (
+    r"not\s+going\s+ahead\s+with|giving\s+up\s+on|moving\s+away\s+from|rul(?:e|es|ed|ing)\s+out"
+)
 _REVERSAL = signals.cue(
     r"\b(?:scrap|scratch\s+that|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
     r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
     r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
     r"dead\s+end|off\s+the\s+table|back\s+to\s+the\s+drawing\s+board|"
-    r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|not\s+going\s+ahead\s+with|"
-    r"giving\s+up\s+on|moving\s+away\s+from|chang(?:e|ing)\s+course|rul(?:e|es|ed|ing)\s+out)\b"
+    rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|{_DROPPING}|chang(?:e|ing)\s+course)\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -744,8 +748,7 @@ _PLAN_WORDS = {
 # What a reversal names as replaced: the few words after "instead of", "scrap", ….
 _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
-    r"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|not\s+going\s+ahead\s+with|"
-    r"giving\s+up\s+on|moving\s+away\s+from|rul(?:e|es|ed|ing)\s+out|"
+    rf"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|{_DROPPING}|"
     r"back\s+to\s+the\s+drawing\s+board\s+on)\s+"
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
