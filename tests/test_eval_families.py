@@ -14,6 +14,7 @@ import pytest
 from compaction.dialects import ANTHROPIC, OPENAI
 from compaction.eval.datasets import extract_probes
 from compaction.eval.families import FAMILIES, family_sessions
+from compaction.eval.families._base import Voice
 from compaction.eval.metrics import conversation_text
 from compaction.eval.probes import CUE_WORDS, score
 from compaction.eval.sessions import EvalSession
@@ -601,15 +602,6 @@ def test_amp_style_speaks_amps_tool_results() -> None:
         assert re.search(r"^ +\d+\.\d\d msec task-clock ", measured["output"], re.M)
 
 
-def test_amp_style_values_never_hide_inside_each_other() -> None:
-    # Two settings are drawn per session: no value may stand inside another of any row.
-    from compaction.eval.families.amp import AmpVoice
-
-    values = [value for _, *row in AmpVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
-
-
 def test_copilot_style_speaks_copilots_tool_results() -> None:
     from compaction.eval.families.copilot import EDITED, NO_OUTPUT, REMINDER, ROOT
 
@@ -699,14 +691,6 @@ def test_copilot_style_speaks_copilots_tool_results() -> None:
         for _, result in _calls(session, "grep_search"):
             count = re.match(r"(\d+) match(es)?( \(more results are available\))?\n", result)
             assert count and int(count[1]) == result.count("<match path=") <= 20
-
-
-def test_copilot_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.copilot import CopilotVoice
-
-    values = [value for _, *row in CopilotVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
 
 
 def _shapes(family: str) -> dict[str, set[str]]:
@@ -811,14 +795,6 @@ def test_homegrown_style_answers_in_its_json_envelope() -> None:
         assert told["message"].startswith(last.probe[0])
         [measured] = [r for a, r in runs if a["cmdline"].startswith("dart run benchmark/")]
         assert re.fullmatch(r"FlushBatch\(RunTime\): \d+\.\d\d us\.\n", measured["stdout"])
-
-
-def test_homegrown_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.homegrown import HomegrownVoice
-
-    values = [value for _, *row in HomegrownVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
 
 
 def test_kiro_style_speaks_kiros_tools() -> None:
@@ -959,14 +935,6 @@ def test_kiro_style_speaks_kiros_tool_results() -> None:
         [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
         assert f" Time  (median):     {figure} \u03bcs " in measured
         assert session.conversation.messages[-1].role == "assistant"
-
-
-def test_kiro_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.kiro import KiroVoice
-
-    values = [value for _, *row in KiroVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
 
 
 #: Families that tell the story's second-thoughts variant.
@@ -1461,14 +1429,6 @@ def test_warp_style_is_measured_as_anthropic_messages_too() -> None:
         assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
 
 
-def test_warp_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.warp import WarpVoice
-
-    values = [value for _, *row in WarpVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
-
-
 def test_plandex_style_speaks_its_own_tools() -> None:
     mine = _shapes("plandex-style")
     assert set(mine) == {
@@ -1527,14 +1487,6 @@ def test_plandex_style_speaks_cabal_and_hspec() -> None:
             lines = call["content"].count("\n")
             assert result == f"Pending change: new file {call['file_path']} (+{lines} lines)"
         assert session.conversation.messages[-1].role == "assistant"
-
-
-def test_plandex_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.plandex import PlandexVoice
-
-    values = [value for _, *row in PlandexVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
 
 
 def test_deepagents_style_speaks_deepagents_and_langchain_tools() -> None:
@@ -1655,17 +1607,6 @@ def test_deepagents_style_speaks_dune_and_alcotest() -> None:
         [bench] = [r for c, r in runs if c == [BENCH]]
         [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
         assert re.search(rf"^│ flush one batch │ +{re.escape(figure)}us │", bench, re.M)
-
-
-def test_deepagents_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.deepagents import DeepAgentsVoice
-
-    values = [value for _, *row in DeepAgentsVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
-    plans = [plan for row in DeepAgentsVoice.plans for plan in (row[0], row[1], row[3])]
-    for plan in plans:
-        assert [p for p in plans if plan in p] == [plan], plan
 
 
 def test_the_rulers_extraction_reads_a_list_of_command_lines() -> None:
@@ -1895,14 +1836,6 @@ def test_augment_style_is_measured_as_anthropic_messages_too() -> None:
         assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
 
 
-def test_augment_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.augment import AugmentVoice
-
-    values = [value for _, *row in AugmentVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
-
-
 def test_the_ruler_reads_code_an_execute_tool_runs() -> None:
     # Open Interpreter's one function, `execute` {language, code}: shell code is a command
     # the agent ran, and Python code changes the files its open/pathlib/os/shutil calls name.
@@ -2066,14 +1999,6 @@ def test_open_interpreter_style_is_measured_as_anthropic_messages_too() -> None:
         assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
 
 
-def test_open_interpreter_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.open_interpreter import OpenInterpreterVoice
-
-    values = [value for _, *row in OpenInterpreterVoice.settings for value in row]
-    for value in values:
-        assert [v for v in values if value in v] == [value], value
-
-
 def test_the_ruler_reads_the_tool_calls_of_a_code_agents_code() -> None:
     # A smolagents CodeAgent acts in Python inside its own text (`<code>…</code>`, or
     # ```py … ``` closed by <end_code> in older releases): each call of a tool function in
@@ -2210,12 +2135,37 @@ def test_smolagents_style_speaks_testthat_r_and_r_cmd_check() -> None:
         assert f"median per flush (microseconds): {figure.probe[0]}" in text
 
 
-def test_smolagents_style_values_never_hide_inside_each_other() -> None:
-    from compaction.eval.families.smolagents import SmolagentsVoice
+def _voice(family: str) -> type[Voice]:
+    from compaction.eval.families import _VOICES
 
-    values = [value for _, *row in SmolagentsVoice.settings for value in row]
+    return next(v for v in _VOICES if v.family == family)
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "amp-style",
+        "copilot-style",
+        "homegrown-style",
+        "kiro-style",
+        "warp-style",
+        "plandex-style",
+        "deepagents-style",
+        "augment-style",
+        "open-interpreter-style",
+        "smolagents-style",
+    ],
+)
+def test_values_never_hide_inside_each_other(family: str) -> None:
+    # Two settings are drawn per session: no value may stand inside another of any row (a
+    # stale "6 daemons" inside the current "16 daemons" would read as current).
+    values = [value for _, *row in _voice(family).settings for value in row]
     for value in values:
         assert [v for v in values if value in v] == [value], value
-    plans = [plan for row in SmolagentsVoice.plans for plan in (row[0], row[1], row[3])]
+
+
+@pytest.mark.parametrize("family", ["deepagents-style", "smolagents-style"])
+def test_plans_never_hide_inside_each_other(family: str) -> None:
+    plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
     for plan in plans:
         assert [p for p in plans if plan in p] == [plan], plan
