@@ -7,6 +7,7 @@ import pytest
 from compaction.compactor import Compactor, Receipt, validate_for
 from compaction.config import CompactionConfig, PinRules
 from compaction.dialects import OPENAI
+from compaction.eval.families import family_sessions
 from compaction.eval.generate import generate_session
 from compaction.exceptions import TargetUnreachableError
 from compaction.messages import (
@@ -534,6 +535,41 @@ def test_a_large_digest_shrunk_into_a_room_fills_it() -> None:
     for budget in (full // 5, full // 3, full // 2):
         tokens = measure(rendering.render(budget))
         assert 0.9 * budget <= tokens <= budget, (budget, tokens)
+
+
+def test_a_code_agents_replies_stay_output_across_compactions() -> None:
+    # A code agent's replies come in user messages; one left verbatim after its step was
+    # compacted, and read again at the next compaction beside that compaction's own digest,
+    # was taken for the user's words: whole logs kept verbatim, at the cost of the facts.
+    session = family_sessions("smolagents-style", [1003], 32_000)[0].conversation
+    compactor = Compactor(CompactionConfig())
+    target = compactor.count(session) // 10
+    view: list[Message] = []
+    for index, message in enumerate(session.messages):
+        if index % 30 == 29:
+            view = list(
+                compactor.compact(session.with_messages(view), max_tokens=target).conversation
+            )
+        view.append(message)
+    final = compactor.compact(session.with_messages(view), max_tokens=target).conversation
+    [summary] = [m for m in final if m.is_summary]
+    said = summary.text.split("## What the user said")[1].split("\n## ")[0]
+    assert "Observation:" not in said and "Execution logs" not in said
+
+
+def test_a_digest_rendered_into_a_room_never_lands_over_it() -> None:
+    # A rendering that used fewer characters than it was allowed and landed a few tokens
+    # over its room was asked again for fewer of the characters it had not used: the same
+    # lines came back on every try, and settling dropped the whole summary for two tokens.
+    conversation = family_sessions("smolagents-style", [1000], 32_000)[0].conversation
+    compactor = Compactor(CompactionConfig())
+    ledger = extract_ledger(conversation.messages[1:])
+    measure = compactor.counter_for(conversation).count_message
+    rendering = DigestRendering(ledger, len(conversation) - 1, measure)
+    least, full = measure(rendering.render(0)), measure(rendering.render(None))
+    rooms = range(least, full, max((full - least) // 800, 1))
+    over = [(room, tokens) for room in rooms if (tokens := measure(rendering.render(room))) > room]
+    assert not over
 
 
 @pytest.mark.parametrize("dialect", ["openai", "anthropic"])

@@ -1519,3 +1519,96 @@ def test_a_later_summarys_uncued_word_on_an_earlier_summarys_decision_supersedes
     builder.add(summary_message(render(second), second.messages))
     decisions = builder.snapshot().state("decisions").decisions
     assert [(d.text, d.superseded_by) for d in decisions] == [(decided, revision), (revision, "")]
+
+
+def test_a_sentence_announcing_what_its_own_message_does_is_no_note_subject_or_to_do() -> None:
+    # "I'll run `X`" beside the call that runs X says nothing the commands and files sections
+    # do not; a sentence naming something the message does not act on still tells.
+    def acting(text: str, call_id: str, name: str, **arguments: object) -> Message:
+        return Message(
+            "assistant", (TextPart(text), ToolCallPart(call_id, name, json.dumps(arguments)))
+        )
+
+    def step(text: str, code: str) -> Message:
+        return say("assistant", f"Thought: {text}\n<code>\n{code}\n</code>")
+
+    ledger = extract_ledger(
+        [
+            say("user", "Fix the flaky retry test."),
+            acting(
+                "Next, `pytest tests/test_retry.py -x` in the shell.",
+                "1",
+                "bash",
+                command="pytest tests/test_retry.py -x",
+            ),
+            result("1", "1 passed"),
+            acting("I need to see src/retry.py first.", "2", "read_file", path="src/retry.py"),
+            result("2", "x = 1"),
+            step(
+                "Now I'll change that line of R/notifier.R.",
+                'edit_file(path="R/notifier.R", old_text="a", new_text="b")',
+            ),
+            say("user", "Observation:\nExecution logs:\nReplaced 1 occurrence\n"),
+            acting(
+                "The retry cap in src/retry.py is 45 seconds, per `RETRY_CAP`.",
+                "3",
+                "read_file",
+                path="src/retry.py",
+            ),
+            result("3", "RETRY_CAP = 45"),
+        ]
+    )
+    notes = [text for _, _, text in ledger.state("notes").notes]
+    subjects = [thread.latest for thread in ledger.state("subjects").threads]
+    todos = ledger.state("todos").prose
+    for said in ("`pytest tests/test_retry.py -x`", "I need to see", "that line of R/notifier.R"):
+        assert not any(said in text for text in notes + subjects + todos), said
+    assert any("45 seconds" in n for n in notes)
+    text = rendered(ledger)
+    assert "pytest tests/test_retry.py -x" in text and "R/notifier.R (modified)" in text
+
+
+def test_a_code_agents_reply_right_after_a_summary_is_output_not_the_users_words() -> None:
+    # The step that the reply answers was compacted into the summary, while the reply stayed
+    # verbatim as the turn the model was about to read; read again later, it is still output.
+    earlier = summary_message(
+        render(extract_ledger([say("user", "New task:\nResend the parked envelopes.")])), 1
+    )
+    ledger = extract_ledger(
+        [
+            earlier,
+            say(
+                "user",
+                "Observation:\nExecution logs:\nexit status: 0\nresent 12 envelopes\n"
+                "Last output from code snippet:\nNone\nNew task:\nKeep the retention at 30 days.",
+            ),
+            say("assistant", "Thought: done.\n<code>\nfinal_answer('Resent.')\n</code>"),
+        ]
+    )
+    said = "\n".join(user_messages(ledger))
+    assert "Resend the parked envelopes." in said
+    assert "Keep the retention at 30 days." in said
+    assert "Execution logs" not in said and "resent 12 envelopes" not in said
+
+
+def test_an_environments_reply_to_an_action_a_summary_holds_keeps_its_errors() -> None:
+    # mini-SWE-agent: the action was compacted, its reply (the turn the model was about to
+    # read) stayed; read again, the error it shows is still an error.
+    earlier = summary_message(
+        render(extract_ledger([say("user", "Fix the date parsing in utils/dates.py.")])), 1
+    )
+    ledger = extract_ledger(
+        [
+            earlier,
+            say(
+                "user",
+                "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n"
+                '  File "utils/dates.py", line 12, in parse\n'
+                "ValueError: unconverted data remains: Z\n</output>",
+            ),
+            say("assistant", "THOUGHT: the suffix.\n\n```bash\nsed -n 1,20p utils/dates.py\n```"),
+        ]
+    )
+    text = rendered(ledger)
+    assert "ValueError: unconverted data remains: Z" in text
+    assert "<returncode>" not in "\n".join(user_messages(ledger))

@@ -79,7 +79,10 @@ class DigestRendering:
             elif chars <= 0:
                 break
             else:
-                chars -= int((tokens - budget) * per_token) + 8
+                # Fewer characters than the lines took, not than were allowed: lines that
+                # left some of their room unused come back the same for any less of it.
+                used = sum(len(line) + 1 for line in lines)
+                chars = min(chars, used) - int((tokens - budget) * per_token) - 8
         return best[1] if best is not None else message
 
 
@@ -106,8 +109,7 @@ def ledger_of(work: Workspace, index: int, builder: LedgerBuilder) -> None:
     slot = work.slots[index]
     resizable = slot.resizable
     if isinstance(resizable, DigestRendering):
-        builder.ledger = builder.ledger.merge(resizable.ledger)
-        builder.ledger.messages += resizable.count - 1
+        builder.merge(resizable.ledger, resizable.count)
         return
     builder.add(slot.message)
 

@@ -39,6 +39,9 @@ class AssistantSaid:
     text: str
     # The user's question this prose is the first answer to, if the user last asked one.
     answers: str | None = None
+    # What the message's own actions name (commands, paths, search patterns), lowercased:
+    # a sentence naming only these announces the action and tells nothing more.
+    acts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +162,7 @@ class Reader:
                     yield UserSaid(words.strip())
             for summary in (p for p in message.parts if isinstance(p, SummaryPart)):
                 yield EarlierSummary(full_text(summary), summary.replaced)
+            self.after_summary()
             return
         if message.is_observation:
             yield from self._outcome(message.text)
@@ -183,6 +187,7 @@ class Reader:
             images = sum(isinstance(p, ImagePart) for p in message.parts)
             if images:
                 yield ImagesSeen(images, "a user message", handle_for(message))
+        acts = _acts_of(message) if message.role == "assistant" else ()
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 self._calls[part.id] = part
@@ -203,8 +208,9 @@ class Reader:
                 answers = self._question if isinstance(part, TextPart) else None
                 if answers is not None:
                     self._question = None
-                yield AssistantSaid(prose, answers)
+                yield AssistantSaid(prose, answers, acts)
         if message.role == "assistant" and message.tool_calls:
+            self._awaiting = False
             plan = _plan_in(message.text)
             if plan:
                 yield TodosStated(plan)
@@ -229,6 +235,12 @@ class Reader:
                         yield AssistantSaid(action.text, None)
                     yield Finished(action.text)
 
+    def after_summary(self) -> None:
+        """A summary was read: the span it replaced may end on an action written in text,
+        whose reply stayed verbatim as the turn the model was about to read. A reply in that
+        shape next is output, not the user's words."""
+        self._awaiting = True
+
     def pending(self) -> Iterator[Event]:
         """What an action written last, whose output the span does not hold, still says:
         the command was run (its outcome unseen)."""
@@ -246,9 +258,30 @@ class Reader:
             outcome, errors, tests = outcome_of_result(None, None, output, is_error=False)
             for action in self._pending_actions:
                 yield CommandRan(_first_line(action), outcome, errors, tests)
+        elif self._pending_edit is None:
+            # The action is in a summary before this reply: what went wrong still counts.
+            outcome, errors, _tests = outcome_of_result(None, None, output, is_error=False)
+            if errors:
+                yield ToolFinished("an action the summary holds", outcome == "ok", errors)
         self._pending_actions = []
         self._pending_edit = None
         self._awaiting = False
+
+
+def _acts_of(message: Message) -> tuple[str, ...]:
+    """What an assistant message's own actions name, lowercased: the commands it runs, the
+    files it touches, the patterns it searches for (`AssistantSaid.acts`)."""
+    actions: list[tools.Action] = []
+    for part in message.parts:
+        if isinstance(part, ToolCallPart):
+            actions += call_actions(part.name, part.arguments)
+    if not message.tool_calls:
+        actions += _text_actions(message.text)
+    named = (
+        (action.path, action.command, action.text if action.kind == "search" else None)
+        for action in actions
+    )
+    return tuple(value.lower() for values in named for value in values if value)
 
 
 def _first_line(action: str) -> str:

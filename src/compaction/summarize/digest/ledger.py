@@ -98,6 +98,13 @@ class LedgerBuilder:
                 continue
             self._observe(self.ledger, event)
 
+    def merge(self, ledger: Ledger, count: int) -> None:
+        """Take in a summary's ledger as if its message had been read here (`count`: the
+        messages it stands for)."""
+        self.ledger = self.ledger.merge(ledger)
+        self.ledger.messages += count - 1
+        self._reader.after_summary()
+
     def _observe(self, ledger: Ledger, event: Event) -> None:
         for index in self._readers.get(type(event), ()):
             ledger.sections[index].observe(ledger.states[index], event, self._seq)

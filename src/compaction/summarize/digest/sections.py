@@ -1120,7 +1120,7 @@ class Todos(Section[TodosState]):
         for sentence, todo, done, _decision, _note in signals.prose_signals(event.text):
             clipped = signals.clip(sentence, 300)
             if todo:
-                if clipped not in state.prose:
+                if clipped not in state.prose and not announces(sentence, event.acts):
                     state.prose.append(clipped)
             elif done:
                 closed = [p for p in state.prose if _closes(sentence, p)]
@@ -1186,15 +1186,28 @@ _TELLING = signals.cue(
 
 
 @text_cache()
-def sentence_marks(sentence: str) -> tuple[bool, bool, int]:
+def sentence_marks(sentence: str) -> tuple[bool, bool, tuple[str, ...]]:
     """Whether an assistant's sentence reverses a plan outright, whether it says what it
-    replaces ("instead of", "rather than"), and how many telling tokens (code, ids, numbers,
-    paths, file names) it holds; read once per sentence."""
+    replaces ("instead of", "rather than"), and the telling tokens (code, ids, numbers,
+    paths, file names) it holds, lowercased; read once per sentence."""
     lowered = sentence.lower()
     return (
         _REVERSAL.search(lowered) is not None,
         _REPLACING.search(lowered) is not None,
-        len(_TELLING.findall(lowered)),
+        tuple(_TELLING.findall(lowered)),
+    )
+
+
+def announces(sentence: str, acts: Sequence[str]) -> bool:
+    """Whether `sentence` names only what its own message then does (`acts`: the commands,
+    paths and patterns of the message's actions, lowercased), as "Next, `make test` in the
+    shell." or "Let me read src/app.py." do beside the call: it says nothing the commands
+    and files sections do not."""
+    if not acts:
+        return False
+    telling = sentence_marks(sentence)[2]
+    return bool(telling) and all(
+        any(token.strip("`").rstrip(".,;:") in act for act in acts) for token in telling
     )
 
 
@@ -1239,8 +1252,8 @@ class Notes(Section[NotesState]):
                 self._add(state, 1, seq, clipped)
             elif note:
                 self._add(state, 2, seq, clipped)
-            elif telling := sentence_marks(sentence)[2]:
-                self._add(state, 3, seq + telling * 0.1, clipped)
+            elif (telling := sentence_marks(sentence)[2]) and not announces(sentence, event.acts):
+                self._add(state, 3, seq + len(telling) * 0.1, clipped)
 
     def merge(self, earlier: NotesState, later: NotesState) -> NotesState:
         merged = NotesState(list(earlier.notes))
@@ -1351,7 +1364,8 @@ class Subjects(Section[SubjectsState]):
     def observe(self, state: SubjectsState, event: Event, seq: int) -> None:
         if isinstance(event, AssistantSaid) and not signals.is_navigation(event.text):
             for statement, words in _statements(event.text):
-                self._follow(state, statement, seq, words=words)
+                if not announces(statement, event.acts):
+                    self._follow(state, statement, seq, words=words)
 
     def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
         merged = SubjectsState(list(earlier.threads), dict(earlier.named))
