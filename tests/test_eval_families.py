@@ -942,7 +942,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
-    "augment-style", "open-interpreter-style", "smolagents-style",
+    "augment-style", "open-interpreter-style", "smolagents-style", "trae-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -992,6 +992,10 @@ _PLAN_STEP = re.compile(r"^\d+\. (✓ )?(~~)?(.+?)(~~)?( ← now| \(no longer ne
 _SMOL_STEP = re.compile(r"^\d+\. (.+?)(?: \((done|in progress|dropped)\))?$")
 _SMOL_STATUS = {None: "pending", "in progress": "in_progress", "done": "completed",
                 "dropped": "cancelled"}  # fmt: skip
+#: A step of the plan a Trae `sequentialthinking` thought holds, with its status.
+_TRAE_STEP = re.compile(r"^Step (\d+) \[(not started|in progress|done|dropped)\]: (.+)$", re.M)
+_TRAE_STATUS = {"not started": "pending", "in progress": "in_progress", "done": "completed",
+                "dropped": "cancelled"}  # fmt: skip
 
 
 def _smolagents_plan(text: str) -> list[dict[str, str]] | None:
@@ -1020,7 +1024,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
     Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
     recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
-    list, or smolagents' planning steps."""
+    list, smolagents' planning steps, or the plans Trae's `sequentialthinking` thoughts hold."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1120,6 +1124,11 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     for item in arguments["tasks"]:
                         augment[item["task_id"]]["status"] = _AUGMENT_STATE[item["state"]]
                 lists.append([dict(item) for item in augment.values()])
+            elif call.name == "sequentialthinking":  # Trae: a thought that holds the plan
+                steps = _TRAE_STEP.findall(arguments["thought"])
+                if steps:
+                    lists.append([{"description": d, "status": _TRAE_STATUS[st]}
+                                  for _, st, d in steps])  # fmt: skip
             elif call.name == "set_subtasks":  # Plandex: the whole list each time
                 lists.append(
                     [
@@ -2154,6 +2163,7 @@ def _voice(family: str) -> type[Voice]:
         "augment-style",
         "open-interpreter-style",
         "smolagents-style",
+        "trae-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2164,8 +2174,197 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
         assert [v for v in values if value in v] == [value], value
 
 
-@pytest.mark.parametrize("family", ["deepagents-style", "smolagents-style"])
+@pytest.mark.parametrize("family", ["deepagents-style", "smolagents-style", "trae-style"])
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
     for plan in plans:
         assert [p for p in plans if plan in p] == [plan], plan
+
+
+#: Trae's tools and the argument keys each may take (its tools' `get_parameters`).
+_TRAE_TOOLS = {
+    "bash": {"command", "restart"},
+    "str_replace_based_edit_tool": {"command", "path", "file_text", "old_str", "new_str",
+                                    "insert_line", "view_range"},
+    "json_edit_tool": {"operation", "file_path", "json_path", "value", "pretty_print"},
+    "sequentialthinking": {"thought", "thought_number", "total_thoughts", "next_thought_needed",
+                           "is_revision", "revises_thought", "branch_from_thought", "branch_id",
+                           "needs_more_thoughts"},
+    "task_done": set(),
+}  # fmt: skip
+_TRAE_TASK = re.compile(
+    r"\A\[Project root path\]:\n/home/dev/sendwell\n\n\[Problem statement\]: We're currently "
+    r"solving the following issue within our repository\. Here's the issue text:\n.+\n\Z",
+    re.DOTALL,
+)
+_CAT_N = re.compile(r"^ {0,5}\d+\t", re.M)
+
+
+def test_trae_style_speaks_traes_tools() -> None:
+    for session in sessions("trae-style"):
+        messages = session.conversation.messages
+        answers = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        used: set[str] = set()
+        history = 0
+        plan_at = 0
+        open_run = False
+        for message in messages[1:]:
+            if message.role == "user":
+                # Every user message is a new task of the interactive mode, after a run ended.
+                assert _TRAE_TASK.match(message.text), message.text[:120]
+                assert not open_run
+                open_run = True
+                continue
+            for call in message.tool_calls:
+                arguments = json.loads(call.arguments)
+                used.add(call.name)
+                assert set(arguments) <= _TRAE_TOOLS[call.name], call.name
+                answer = answers[call.id]
+                if call.name == "task_done":
+                    assert arguments == {} and answer == "Task done." and message.text
+                    open_run = False
+                    continue
+                assert open_run and not message.text
+                if call.name == "str_replace_based_edit_tool":
+                    path = arguments["path"]
+                    assert path.startswith("/home/dev/sendwell/")
+                    command = arguments["command"]
+                    if command == "view" and path.endswith(".nim"):
+                        head = f"Here's the result of running `cat -n` on {path}:\n"
+                        assert answer.startswith(head)
+                        lines = answer.removeprefix(head).split("\n")
+                        first = arguments.get("view_range", [1])[0]
+                        assert all(_CAT_N.match(line) for line in lines)
+                        assert int(lines[0].split("\t")[0]) == first
+                    elif command == "view":
+                        assert answer.startswith("Here's the files and directories up to 2 "
+                                                 f"levels deep in {path}, excluding hidden "
+                                                 f"items:\n{path}\n")  # fmt: skip
+                    elif command == "create":
+                        assert answer == f"File created successfully at: {path}"
+                    else:
+                        assert command == "str_replace"
+                        assert answer.startswith(
+                            f"The file {path} has been edited. Here's the "
+                            "result of running `cat -n` on a snippet of "
+                        )
+                        assert answer.endswith(
+                            "Review the changes and make sure they are as "
+                            "expected. Edit the file again if necessary."
+                        )
+                        assert arguments["new_str"] in answer
+                        assert arguments["old_str"] not in answer.split(":\n", 1)[1]
+                elif call.name == "sequentialthinking":
+                    history += 1
+                    status = json.loads(answer.split("\n\nStatus:\n", 1)[1])
+                    assert answer.startswith("Sequential thinking step completed.")
+                    assert status == {
+                        "thought_number": arguments["thought_number"],
+                        "total_thoughts": arguments["total_thoughts"],
+                        "next_thought_needed": arguments["next_thought_needed"],
+                        "branches": [],
+                        "thought_history_length": history,
+                    }
+                    if _TRAE_STEP.search(arguments["thought"]):
+                        # A plan after the first revises the thought that held the plan.
+                        if plan_at:
+                            assert arguments["is_revision"] is True
+                            assert arguments["revises_thought"] == plan_at
+                            assert f"the plan of thought {plan_at} " in arguments["thought"]
+                        plan_at = arguments["thought_number"]
+                elif call.name == "json_edit_tool":
+                    assert arguments["file_path"].startswith("/home/dev/sendwell/")
+                    assert answer.startswith(("Successfully updated 1 location(s) at JSONPath",
+                                              "JSONPath '$.envelopes[0]' matches:\n"))  # fmt: skip
+        assert used == set(_TRAE_TOOLS)
+        # The session ends on the run's task_done, the model's words its content.
+        assert not open_run and messages[-2].tool_calls[0].name == "task_done"
+        [last] = [f for f in session.facts if f.category == "last_message"]
+        assert messages[-2].text.startswith(last.probe[0])
+        # A change of approach is a thought revising the one it overturns.
+        thoughts = [json.loads(c.arguments) for m in messages for c in m.tool_calls
+                    if c.name == "sequentialthinking"]  # fmt: skip
+        [decision] = [f for f in session.facts if f.category == "decision"]
+        [final] = [t for t in thoughts if decision.probe[0] in t["thought"]]
+        [middle] = [t for t in thoughts if t["thought_number"] == final["revises_thought"]]
+        [first] = [t for t in thoughts if t["thought_number"] == middle["revises_thought"]]
+        assert decision.stale[1] in middle["thought"] and decision.stale[0] in first["thought"]
+        assert "is_revision" not in first
+
+
+_NIMBLE_ONLY = re.compile(r"^ {5}Error: Only (\d+)/(\d+) tests passed$", re.M)
+_NIM_CHECK_FAILED = re.compile(
+    r"^    (/home/dev/sendwell/tests/t([a-z_]+))\.nim\((\d+), 10\): Check failed: (.+)\n"
+    r"    (\w+) was (.+)\n  \[FAILED\] (.+)$",
+    re.M,
+)
+
+
+def test_trae_style_speaks_nimble_unittest_and_nim() -> None:
+    from compaction.eval.families.trae import BENCH, BUILD, EXAMPLES, TEST
+
+    for session in sessions("trae-style"):
+        messages = session.conversation.messages
+        answers = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        ran = [(json.loads(c.arguments)["command"], answers[c.id]) for m in messages
+               for c in m.tool_calls if c.name == "bash"]  # fmt: skip
+        counts = []
+        for output in [o for c, o in ran if c.endswith(TEST)]:
+            # stdout first; nimble's errors and the failed programs after the error banner.
+            # The result is stripped, as Trae strips it: the first line loses its indent.
+            stdout, stderr = output.split("\nTool call failed with error:\n")
+            assert stdout.startswith("Compiling ")
+            compiled = re.findall(r"^ *Compiling (\S+) \(from package sendwell\) using c "
+                                  r"backend\n\n\[Suite\] ", stdout, re.M)  # fmt: skip
+            failures = _NIM_CHECK_FAILED.findall(stdout)
+            [(passed, total)] = _NIMBLE_ONLY.findall(stderr)
+            assert len(compiled) == int(total)
+            failed_programs = re.findall(r"^Error: execution of an external program failed: "
+                                         r"'(\S+)'$", stderr, re.M)  # fmt: skip
+            assert sorted(failed_programs) == sorted(f[0] for f in failures)
+            assert int(total) - int(passed) == len(failures)
+            for binary, module, line, check, subject, was, name in failures:
+                assert binary in compiled and module in name
+                [example] = [e for e in EXAMPLES.values() if e[0].format(m=module) == name]
+                assert (check, subject, was, int(line)) == example[1:]
+            assert stdout.count("  [OK] ") >= int(passed)
+            counts.append((len(failures), int(passed)))
+        (f1, p1), (f2, p2) = counts
+        assert (f1, f2) == (3, 1) and p2 == p1 + 2
+        # The build fails on the undeclared name where the view showed it, then builds.
+        builds = [o for c, o in ran if c.endswith(BUILD)]
+        assert len(builds) == 2
+        broken = re.search(r"^ Nim Output /home/dev/sendwell/(src/sendwell/[a-z]+\.nim)"
+                           r"\(88, (\d+)\) Error: undeclared identifier: 'tenantId'$",
+                           builds[0], re.M)  # fmt: skip
+        assert broken and "Build failed for the package: sendwell" in builds[0]
+        assert builds[0].index("Tool call failed with error:\n") > broken.start()
+        path, column = broken[1], int(broken[2])
+        views = [(json.loads(c.arguments), answers[c.id]) for m in messages for c in m.tool_calls
+                 if c.name == "str_replace_based_edit_tool"]  # fmt: skip
+        shown = next(a for arguments, a in views if arguments["path"].endswith(path)
+                     and arguments.get("view_range") == [81, 96])  # fmt: skip
+        [line] = [x.split("\t", 1)[1] for x in shown.split("\n") if x.startswith("    88\t")]
+        assert line[column - 1 :].startswith("tenantId)")
+        assert builds[1].endswith("   Building sendwell/sendwell using c backend")
+        assert "Tool call failed" not in builds[1]
+        # nim check's warning is on stderr; nimpretty says nothing.
+        checked = next(o for c, o in ran if c.endswith("nim check --hints:off src/sendwell.nim"))
+        assert re.fullmatch(r"Tool call failed with error:\n/home/dev/sendwell/src/sendwell/"
+                            r"\w+\.nim\(3, 8\) Warning: imported and not used: '\w+' "
+                            r"\[UnusedImport\]", checked)  # fmt: skip
+        assert [o for c, o in ran if "nimpretty --maxLineLen:100 src/sendwell/" in c] == [""]
+        # benchy's table, its avg the figure the answer keeps.
+        figure = next(f for f in session.facts if f.category == "identifier" and "." in f.probe[0])
+        [table] = [o for c, o in ran if c.endswith(BENCH)]
+        header, row = table.split("\n")
+        assert header.index("avg time") < header.index("std dv") < header.index("runs")
+        assert re.fullmatch(
+            r"flush 10k parked envelopes \.+ [\d.]+ ms +"
+            + re.escape(figure.probe[0])
+            + r"0 ms +±[\d.]+ +x\d+",
+            row,
+        )
+        assert len(row.split(" ms ")[0]) == 40 + 1 + 1  # the name and dots fill 40 columns
+        said = [m.text for m in messages if figure.probe[0] in m.text and m.role == "assistant"]
+        assert said and all(f"{figure.probe[0]}0 ms" in t for t in said)

@@ -33,6 +33,7 @@ from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.plandex import PlandexVoice
 from compaction.eval.families.smolagents import SmolagentsVoice
 from compaction.eval.families.story import tell
+from compaction.eval.families.trae import TraeVoice
 from compaction.eval.families.warp import WarpVoice
 from compaction.eval.families.windsurf import WindsurfVoice
 from compaction.eval.families.zed import ZedVoice
@@ -62,6 +63,7 @@ _VOICES: tuple[type[Voice], ...] = (
     AugmentVoice,
     OpenInterpreterVoice,
     SmolagentsVoice,
+    TraeVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -507,6 +507,19 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "end",
                 "",
             ]
+        elif lang == "nim":
+            # `export` and `import` are Nim keywords; Nim names are camelCase (and may not
+            # end in an underscore), so they become participles.
+            a, b, field = ({"export": "exported", "import": "imported"}.get(w, w)
+                           for w in (a, b, rng.choice(_WORDS)))  # fmt: skip
+            out += [
+                f'proc {lower_camel(name)}*({a}: {camel(a)}; {b} = ""): seq[string] =',
+                f"  ## The ids of the {a} items whose {b} matches.",
+                f'  let key = if {b}.len == 0: "{field}" else: {b}',
+                f"  for item in {a}.items:",
+                f"    if item.{b} == key: result.add item.id",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
