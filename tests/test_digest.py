@@ -1275,6 +1275,15 @@ def test_jest_console_blocks_are_not_errors() -> None:
             "0 tests failed out of 12",
             False,
         ),
+        # nimble: the tests passed out of all, as a fraction
+        (
+            "  [OK] caches the digest\nTool call failed with error:\n"
+            "Error: execution of an external program failed: '/srv/tests/tauditlog'\n"
+            "     Error: Only 45/48 tests passed\n",
+            "Only 45/48 tests passed",
+            True,
+        ),
+        ("  [OK] caches the digest\n   Success: 48/48 tests passed\n", "48/48 tests passed", False),
     ],
 )
 def test_test_summaries_are_read_by_their_shape(output: str, summary: str, fails: bool) -> None:
@@ -1612,3 +1621,45 @@ def test_an_environments_reply_to_an_action_a_summary_holds_keeps_its_errors() -
     text = rendered(ledger)
     assert "ValueError: unconverted data remains: Z" in text
     assert "<returncode>" not in "\n".join(user_messages(ledger))
+
+
+def test_a_thinking_tools_thoughts_are_read_as_the_assistants_prose_and_plan() -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Make the outbox resend parked envelopes."),
+            call(
+                "1",
+                "sequentialthinking",
+                thought="Steps:\nStep 1 [in progress]: wire the "
+                "exporter\nStep 2 [not started]: mirror the batch change in the deploy values",
+                thoughtNumber=1,
+                totalThoughts=4,
+                nextThoughtNeeded=True,
+            ),
+            result("1", '{"thoughtNumber": 1, "totalThoughts": 4}'),
+            call(
+                "2",
+                "sequentialthinking",
+                thought="Approach: keep parked envelopes in one Lock around the dispatcher.",
+                thoughtNumber=2,
+            ),
+            result("2", '{"thoughtNumber": 2}'),
+            call(
+                "3",
+                "sequentialthinking",
+                thought="One Lock around the dispatcher will not "
+                "work, because a slow tenant holds it. Switching to one AsyncQueue per "
+                "tenant.",
+                thoughtNumber=3,
+                isRevision=True,
+                revisesThought=2,
+            ),
+            result("3", '{"thoughtNumber": 3}'),
+        ]
+    )
+    text = rendered(ledger)
+    decisions = text.split("## Decisions and plans (standing)")[1].split("\n## ")[0]
+    assert "one AsyncQueue per tenant" in decisions
+    assert "superseded" in decisions and "one Lock around the dispatcher." in decisions
+    assert "- [in progress] wire the exporter" in text
+    assert "- mirror the batch change in the deploy values" in text

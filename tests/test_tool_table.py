@@ -529,7 +529,12 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
         {"message": "Fixed the bug."},
         (Action("final", text="Fixed the bug."),),
     ),
-    ("openhands", "think", {"thought": "Maybe the cache"}, ()),
+    (
+        "openhands",
+        "think",
+        {"thought": "Maybe the cache"},
+        (Action("thought", text="Maybe the cache"),),
+    ),
     (
         "openhands",
         "edit_file",
@@ -1447,3 +1452,34 @@ def test_a_plan_an_agent_writes_as_a_list_is_its_to_do_list() -> None:
     )
     # A numbered list that is no plan is not one.
     assert actions_in_text("The failures:\n1. retries\n2. ordering") == ()
+
+
+def test_a_thinking_tools_thought_is_the_agents_own_reasoning() -> None:
+    # The MCP sequential-thinking server (camelCase arguments), Trae Agent's copy of it
+    # (snake_case), OpenHands' and Anthropic's `think`: the thought is the agent's prose.
+    for name, arguments in (
+        ("sequentialthinking", {"thought": "Settling on X.", "thoughtNumber": 2}),
+        ("sequential_thinking", {"thought": "Settling on X.", "thought_number": 2}),
+        ("think", {"thought": "Settling on X."}),
+    ):
+        assert tools.actions_of_call(name, arguments) == (Action("thought", text="Settling on X."),)
+
+
+def test_a_plan_of_numbered_steps_with_their_state_in_brackets_is_the_to_do_list() -> None:
+    # "Step N [state]: …" under a line naming the steps (a plan a thinking tool holds).
+    for heading in ("Breaking the issue into steps I will work through:", "Updated plan:"):
+        plan = "\n".join(
+            [
+                heading,
+                "Step 1 [done]: wire the exporter into the scheduler",
+                "Step 2 [in progress]: update the changelog entry",
+                "Step 3 [not started]: mirror the batch change in the deploy values",
+                "Step 4 [dropped]: remove the old compatibility shim",
+            ]
+        )
+        assert tools.plan_in_prose(plan) == (
+            Todo("wire the exporter into the scheduler", "completed"),
+            Todo("update the changelog entry", "in_progress"),
+            Todo("mirror the batch change in the deploy values", "pending"),
+            Todo("remove the old compatibility shim", "cancelled"),
+        ), heading

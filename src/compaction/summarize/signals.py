@@ -156,7 +156,9 @@ _COUNTED_NOUNS = r"tests?|examples?|specs?|cases?|scenarios?|checks?"
 # Searched in lower-cased text (`cue`): outputs are large and most lines hold digits. A
 # total may close a line (`out of 59`).
 _COUNT = cue(
-    rf"\b(?P<n>\d+)\s+(?:(?:{_COUNTED_NOUNS})\s+)?(?P<word>{_OUTCOME_WORDS})\b"
+    # A fraction of all (nimble's `Only 45/48 tests passed`): the count and the total.
+    rf"\b(?P<part>\d+)/(?P<of>\d+)\s+(?:(?:{_COUNTED_NOUNS})\s+)?(?P<share>{_OUTCOME_WORDS})\b"
+    rf"|\b(?P<n>\d+)\s+(?:(?:{_COUNTED_NOUNS})\s+)?(?P<word>{_OUTCOME_WORDS})\b"
     rf"|\b(?P<label>{_OUTCOME_WORDS})(?:\s+(?:run|ran|executed))?\s*[:=]\s*(?P<m>\d+)\b"
     r"|\bout\s+of\s+(?P<total>\d+)\b"
     # A list of outcome words each followed by its count (sbt's `Total 34, Failed 1, …`,
@@ -185,6 +187,7 @@ _VERDICT_WORDS = frozenset(
 _FAILING_WORDS = frozenset(
     ["fail", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken"]
 )
+_PASSING_WORDS = _VERDICT_WORDS - _FAILING_WORDS
 # One of these is in every summary `_counted_summary` reads (a `str.find` spares the regex).
 _VERDICT_HINTS = ("pass", "fail", "error", "succe", "broken", " ok")
 _DIGIT = re.compile(r"\d")
@@ -306,7 +309,12 @@ def _counts(lowered: str) -> list[tuple[int, str, re.Match[str]]]:
     """(count, outcome word, match) of each outcome count in lower-cased text."""
     out = []
     for match in _COUNT.finditer(lowered):
-        if match["n"] is not None:
+        if match["part"] is not None:
+            part, of, word = int(match["part"]), int(match["of"]), match["share"]
+            out += [(part, word, match), (of, "total", match)]
+            if word in _PASSING_WORDS and part < of:
+                out.append((of - part, "failed", match))  # the rest did not pass
+        elif match["n"] is not None:
             out.append((int(match["n"]), match["word"], match))
         elif match["total"] is not None:
             out.append((int(match["total"]), "total", match))

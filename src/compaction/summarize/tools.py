@@ -22,7 +22,8 @@ documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
 `src/core/prompts/tools/native-tools/`, OpenHands `agenthub/codeact_agent/tools/`, SWE-agent
 `tools/*/config.yaml`, mini-SWE-agent `config/*.yaml`, gemini-cli
 `packages/core/src/tools/definitions/base-declarations.ts`, block/goose
-`crates/goose-mcp/src/developer/` and the MCP filesystem server.
+`crates/goose-mcp/src/developer/`, the MCP filesystem and sequential-thinking servers and
+bytedance/trae-agent `trae_agent/tools/`.
 
 Everything here is a pure, deterministic function of names, argument values and strings.
 This module must never read a wire format, see a message, count tokens or call a model.
@@ -47,15 +48,28 @@ modified otherwise (the tool alone cannot tell which)."""
 
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 
-ActionKind = Literal["file", "command", "search", "todos", "todo", "plan", "final", "delegate"]
+ActionKind = Literal[
+    "file", "command", "search", "todos", "todo", "plan", "final", "delegate", "thought"
+]
 """`file`: a file was read or changed. `command`: a command ran. `search`: a search or a
 listing. `todos`: the whole to-do list as the tool states it now (it replaces the previous
 one). `todo`: one to-do item created or updated (Claude Code's `TaskCreate`/`TaskUpdate`),
 merged into the list by `Todo.id`. `plan`: a plan the agent put forward (`ExitPlanMode`).
-`final`: the agent's final answer. `delegate`: a task handed to a sub-agent."""
+`final`: the agent's final answer. `delegate`: a task handed to a sub-agent. `thought`: the
+agent's own reasoning, written through a thinking tool: read as its prose."""
 
 RowKind = Literal[
-    "file", "command", "search", "todos", "todo", "plan", "final", "delegate", "patch", "none"
+    "file",
+    "command",
+    "search",
+    "todos",
+    "todo",
+    "plan",
+    "final",
+    "delegate",
+    "thought",
+    "patch",
+    "none",
 ]
 """A table row's kind: an `ActionKind`, or `patch` (the files named in a patch argument), or
 `none` (a known tool with no effect on files, commands or plans: it must not fall back)."""
@@ -390,7 +404,7 @@ TOOLS: tuple[ToolMeaning, ...] = (
         todos_subcommands=("plan",),
     ),
     ToolMeaning(("finish",), "final", _OPENHANDS, text_keys=("message", "final_thought")),
-    _none(("think", "browser", "request_condensation"), _OPENHANDS),
+    _none(("browser", "request_condensation"), _OPENHANDS),
     # --- SWE-agent (tools/*/config.yaml); text-mode signatures in `positional`
     ToolMeaning(
         ("open",), "file", _SWE, op="read", path_keys=("path",), positional=("path", "line_number")
@@ -487,6 +501,14 @@ TOOLS: tuple[ToolMeaning, ...] = (
     _search(("search_files",), _MCP_FS, "path"),
     _search(("list_directory_with_sizes", "directory_tree"), _MCP_FS, "path"),
     _none(("create_directory", "get_file_info", "list_allowed_directories"), _MCP_FS),
+    # --- Thinking tools: the MCP sequential-thinking server (`thoughtNumber`, `isRevision`,
+    # …), Trae Agent's copy of it (snake_case), OpenHands' and Anthropic's `think`.
+    ToolMeaning(
+        ("sequentialthinking", "sequential_thinking", "think"),
+        "thought",
+        ("mcp-sequential-thinking", "trae-agent", "openhands"),
+        text_keys=("thought",),
+    ),
 )
 
 
@@ -673,7 +695,7 @@ def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[
     if kind == "todo":
         yield from _task_update(arguments, row)
         return
-    # plan, final, delegate
+    # plan, final, delegate, thought
     yield Action(kind, text=_first_text(arguments, row.text_keys))
 
 
@@ -1765,11 +1787,18 @@ def _call_actions(call: ast.Call, bound: Mapping[str, str]) -> Iterator[Action]:
 # A line naming the plan the list under it is: `## 2. Plan`, `Here's the plan:`, `Recap of
 # the plan:`, `Next steps:`, `To-do:`.
 _PLAN_LINE = re.compile(
-    r"^\s*(?:#+\s*)?(?:\d+\.\s*)?(?:[\w' ]{0,40}\b)?(?:plan|to-?dos?|next\s+steps)\b"
+    r"^\s*(?:#+\s*)?(?:\d+\.\s*)?(?:[\w' ]{0,40}\b)?(?:plan|to-?dos?|(?:next\s+)?steps)\b"
     r"(?:\s+of\s+action)?[^\n]{0,40}:?\s*$",
     re.IGNORECASE,
 )
-_PLAN_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(?:\[([ xX~-])\]\s+)?(.+?)\s*$")
+# An item: numbered or bulleted, or "Step N"; its state in a checkbox, or in words in brackets
+# after the step's number ("Step 2 [in progress]: …").
+_PLAN_ITEM = re.compile(
+    r"^\s*(?:(?:\d+[.)]|[-*])\s+|step\s+\d+\b\s*)"
+    r"(?:\[([ xX~-])\]\s+|\[(done|completed|in progress|not started|pending|dropped|cancelled)\]"
+    r":?\s+|:\s*)?(.+?)\s*$",
+    re.IGNORECASE,
+)
 # An item's state in its own words, closing it: `(done)`, `— in progress`, `- dropped`.
 _ITEM_STATE = re.compile(
     r"\s*(?:\((done|completed|in progress|dropped|cancelled|skipped)\)"
@@ -1783,7 +1812,7 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
     each item's state read from its checkbox or its closing words (pending otherwise); ()
     when it writes none. Fences are no boundary: a planning step may quote its plan."""
     lowered = text.lower()
-    if "plan" not in lowered and "to-do" not in lowered and "todo" not in lowered:
+    if not any(word in lowered for word in ("plan", "to-do", "todo", "step")):
         return ()
     lines = text.split("\n")
     found: tuple[Todo, ...] = ()
@@ -1797,10 +1826,13 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
                 if items or following.strip():
                     break
                 continue
-            box, words = item.groups()
+            box, stated, words = item.groups()
             state = _ITEM_STATE.search(words)
             status: TodoStatus = _CHECK_STATUS.get(box, "pending") if box else "pending"
-            if state is not None:
+            if stated is not None:
+                word = stated.lower()
+                status = "cancelled" if word == "dropped" else _status(word.replace(" ", "_"))
+            elif state is not None:
                 word = (state.group(1) or state.group(2)).lower()
                 status = "cancelled" if word == "dropped" else _status(word.replace(" ", "_"))
                 words = words[: state.start()]

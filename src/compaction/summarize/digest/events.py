@@ -338,6 +338,12 @@ def _call_events(call: ToolCallPart) -> Iterator[Event]:
             yield PlanStated(action.text)
         elif action.kind == "final" and action.text:
             yield Finished(action.text)
+        elif action.kind == "thought" and action.text:
+            # A thinking tool's thought is the agent's prose, and a plan it holds its list.
+            yield AssistantSaid(action.text)
+            plan = _plan_in(action.text)
+            if plan:
+                yield TodosStated(plan)
 
 
 _IMAGES_IN_SIZE = re.compile(r"(\d+) images?\b")
