@@ -942,7 +942,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
-    "augment-style", "open-interpreter-style", "smolagents-style",
+    "augment-style", "open-interpreter-style", "smolagents-style", "roo-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -978,6 +978,9 @@ _PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed
 _AUGMENT_STATE = {"NOT_STARTED": "pending", "IN_PROGRESS": "in_progress", "COMPLETE": "completed",
                   "CANCELLED": "cancelled"}  # fmt: skip
 _AUGMENT_TASK = re.compile(r"^-?\[[ /x-]\] UUID:(\S+) NAME:(.+) DESCRIPTION:", re.M)
+#: Roo's `update_todo_list` checklist lines and their marks, as the story names them.
+_ROO_ITEM = re.compile(r"^\[([ x-])\] (.+)$")
+_ROO_MARK = {" ": "pending", "-": "in_progress", "x": "completed"}
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
 #: Open Interpreter's plan steps, as its assistant writes and recaps them in its prose.
@@ -1020,7 +1023,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
     Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
     recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
-    list, or smolagents' planning steps."""
+    list, smolagents' planning steps, or Roo's `update_todo_list` checklists."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1120,6 +1123,11 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     for item in arguments["tasks"]:
                         augment[item["task_id"]]["status"] = _AUGMENT_STATE[item["state"]]
                 lists.append([dict(item) for item in augment.values()])
+            elif call.name == "update_todo_list":  # Roo: one markdown checklist, `[-]` in
+                # progress; a dropped item is left out of the next list
+                rows = [_ROO_ITEM.match(line) for line in arguments["todos"].splitlines()]
+                assert all(rows), arguments["todos"]
+                lists.append([{"description": m[2], "status": _ROO_MARK[m[1]]} for m in rows if m])
             elif call.name == "set_subtasks":  # Plandex: the whole list each time
                 lists.append(
                     [
@@ -1677,6 +1685,25 @@ def test_the_ruler_reads_commands_run_through_launch_process() -> None:
     assert {("file_deleted", "src/A.scala"), ("file_created", "src/B.scala")} <= found
 
 
+def test_the_ruler_reads_files_roos_apply_diff_modifies() -> None:
+    # Roo Code's `apply_diff` {path, diff} edits the file its `path` names; its name says
+    # neither edit nor replace.
+    diff = "<<<<<<< SEARCH\n:start_line:12\n-------\nlimit() -> 4.\n=======\nlimit() -> 8.\n>>>>>>> REPLACE"
+    messages = [
+        {"role": "user", "content": "<task>\nraise the limit\n</task>"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function", "function": {
+                "name": "apply_diff", "arguments": json.dumps({"path": "src/relay.erl", "diff": diff}),
+            }}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(
+            {"path": "src/relay.erl", "operation": "modified", "notice": "…"})},
+        {"role": "assistant", "content": "Raised."},
+    ]  # fmt: skip
+    conversation = OPENAI.decode({"model": "gpt-4o", "messages": messages})
+    found = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert ("file_modified", "src/relay.erl") in found
+
+
 def test_augment_style_speaks_augments_tools() -> None:
     mine = _shapes("augment-style")
     assert set(mine) == {
@@ -2154,6 +2181,7 @@ def _voice(family: str) -> type[Voice]:
         "augment-style",
         "open-interpreter-style",
         "smolagents-style",
+        "roo-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2164,7 +2192,7 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
         assert [v for v in values if value in v] == [value], value
 
 
-@pytest.mark.parametrize("family", ["deepagents-style", "smolagents-style"])
+@pytest.mark.parametrize("family", ["deepagents-style", "smolagents-style", "roo-style"])
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
     for plan in plans:
