@@ -130,8 +130,7 @@ def numbered(lines: Sequence[str], first: int = 1) -> str:
 
 def search_block(start: int, before: str, after: str) -> str:
     return (
-        f"<<<<<<< SEARCH\n:start_line:{start}\n-------\n{before}\n=======\n{after}\n"
-        ">>>>>>> REPLACE"
+        f"<<<<<<< SEARCH\n:start_line:{start}\n-------\n{before}\n=======\n{after}\n>>>>>>> REPLACE"
     )
 
 
@@ -297,7 +296,8 @@ class RooVoice(Voice):
         self._clock += self.rng.randint(20, 240)
         self._cost += self.rng.randint(1, 9) / 100
         hours, rest = divmod(self._clock, 3600)
-        stamp = f"2026-12-01T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}.{self.rng.randint(0, 999):03d}Z"
+        millis = self.rng.randint(0, 999)
+        stamp = f"2026-12-01T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}.{millis:03d}Z"
         parts = []
         if self._tabs:
             parts += ["# VSCode Visible Files", self._tabs[-1], "", "# VSCode Open Tabs",
@@ -331,7 +331,8 @@ class RooVoice(Voice):
             )
         lines = ["====", "", "REMINDERS", "",
                  "Below is your current list of reminders for this task. Keep them updated as "
-                 "you progress.", "", "| # | Content | Status |", "|---|---------|--------|"]  # fmt: skip
+                 "you progress.", "",
+                 "| # | Content | Status |", "|---|---------|--------|"]  # fmt: skip
         for k, (text, status) in enumerate(self._todos, start=1):
             lines.append(f"| {k} | {text} | {REMINDER_STATUS[status]} |")
         lines += ["", "", "IMPORTANT: When task status changes, remember to call the "
@@ -365,7 +366,7 @@ class RooVoice(Voice):
                 }
             )
             return
-        question, answers = self.pick(_QUESTIONS)
+        question, answers = _QUESTIONS[self.rng.randrange(len(_QUESTIONS))]
         follow_up = [{"text": answer, "mode": None} for answer in answers]
         self._call("ask_followup_question", {"question": question, "follow_up": follow_up},
                    f"<answer>\n{text}\n</answer>")  # fmt: skip
@@ -434,7 +435,7 @@ class RooVoice(Voice):
     def _read_around(self, path: str, needle: str) -> None:
         """The compiler named two lines of a file not read yet: read that range first."""
         lines = [f"-module({path.rsplit('/', 1)[-1].removesuffix('.erl')}).", ""]
-        lines += code_file(self.rng, "erl", 140).split("\n")[: 138]
+        lines += code_file(self.rng, "erl", 140).split("\n")[:138]
         for at in (88, 93):
             lines[at - 1] = needle
         self._seen[path] = lines
@@ -457,8 +458,8 @@ class RooVoice(Voice):
             lines[n - 1] = after
         self._open(path)
         if len(at) == 1 and self.rng.random() < 0.35:
-            arguments: dict[str, Any] = {"path": path,
-                                         "operations": [{"search": before, "replace": after}]}  # fmt: skip
+            operations = [{"search": before, "replace": after}]
+            arguments: dict[str, Any] = {"path": path, "operations": operations}
             self._call("search_and_replace", arguments, self._written(path, "modified"))
             return
         diff = "\n\n".join(search_block(n, before, after) for n in at)
@@ -477,10 +478,10 @@ class RooVoice(Voice):
         module = path.rsplit("/", 1)[-1].removesuffix(".erl")
         supervisor = f"src/{APP}_sup.erl"
         spec = (f"        #{{id => {module}, start => {{{module}, start_link, []}}, "
-                "restart => permanent, type => worker}},")  # fmt: skip
-        self._call("insert_content", {"path": supervisor, "line": 24, "content": spec},
-                   self._written(supervisor, "modified"),
-                   text=f"Now I'll register `{module}` in the supervisor's child specs.")  # fmt: skip
+                "restart => permanent, type => worker},")  # fmt: skip
+        arguments = {"path": supervisor, "line": 24, "content": spec}
+        said = f"Now I'll register `{module}` in the supervisor's child specs."
+        self._call("insert_content", arguments, self._written(supervisor, "modified"), text=said)
 
     def delete(self, path: str) -> None:
         self.shell(f"git rm {path}", f"rm '{path}'")
@@ -500,8 +501,8 @@ class RooVoice(Voice):
         out = [f"Found {len(hits)} results." if len(hits) != 1 else "Found 1 result.", ""]
         for path, rows in grouped.items():
             out.append(f"# {path}")
-            for line, text in sorted(rows):
-                out += [f"{line:>3} | {text}", "----"]
+            for at, code in sorted(rows):
+                out += [f"{at:>3} | {code}", "----"]
             out.append("")
         arguments = {"path": root, "regex": pattern, "file_pattern": "*.erl"}
         self._call("search_files", arguments, "\n".join(out).strip(), filler=filler)
@@ -627,4 +628,3 @@ class RooVoice(Voice):
     @staticmethod
     def _actual(key: str) -> str:
         return {"retries": "Attempts", "orders_batches": "Sent", "handles_empty": "Delivered"}[key]
-
