@@ -97,7 +97,13 @@ def swe_sessions() -> tuple[list[EvalSession], str | None]:
 
 
 #: Families also measured in the Anthropic Messages dialect (their agent speaks it).
-ANTHROPIC_FAMILIES = ("cc-style", "warp-style", "augment-style", "open-interpreter-style")
+ANTHROPIC_FAMILIES = (
+    "cc-style",
+    "warp-style",
+    "augment-style",
+    "open-interpreter-style",
+    "roo-style",
+)
 
 
 def generated_family_sessions() -> list[EvalSession]:

@@ -942,7 +942,7 @@ VARIANT = (
     "gemini-style", "goose-style", "continue-style", "zed-style", "cursor-style", "crush-style",
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
-    "augment-style", "open-interpreter-style", "smolagents-style", "trae-style",
+    "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -978,6 +978,9 @@ _PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed
 _AUGMENT_STATE = {"NOT_STARTED": "pending", "IN_PROGRESS": "in_progress", "COMPLETE": "completed",
                   "CANCELLED": "cancelled"}  # fmt: skip
 _AUGMENT_TASK = re.compile(r"^-?\[[ /x-]\] UUID:(\S+) NAME:(.+) DESCRIPTION:", re.M)
+#: Roo's `update_todo_list` checklist lines and their marks, as the story names them.
+_ROO_ITEM = re.compile(r"^\[([ x-])\] (.+)$")
+_ROO_MARK = {" ": "pending", "-": "in_progress", "x": "completed"}
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
 #: Open Interpreter's plan steps, as its assistant writes and recaps them in its prose.
@@ -1024,7 +1027,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
     Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
     recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
-    list, smolagents' planning steps, or the plans Trae's `sequentialthinking` thoughts hold."""
+    list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold, or
+    Roo's `update_todo_list` checklists."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1129,6 +1133,11 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                 if steps:
                     lists.append([{"description": d, "status": _TRAE_STATUS[st]}
                                   for _, st, d in steps])  # fmt: skip
+            elif call.name == "update_todo_list":  # Roo: one markdown checklist, `[-]` in
+                # progress; a dropped item is left out of the next list
+                rows = [_ROO_ITEM.match(line) for line in arguments["todos"].splitlines()]
+                assert all(rows), arguments["todos"]
+                lists.append([{"description": m[2], "status": _ROO_MARK[m[1]]} for m in rows if m])
             elif call.name == "set_subtasks":  # Plandex: the whole list each time
                 lists.append(
                     [
@@ -1686,6 +1695,29 @@ def test_the_ruler_reads_commands_run_through_launch_process() -> None:
     assert {("file_deleted", "src/A.scala"), ("file_created", "src/B.scala")} <= found
 
 
+def test_the_ruler_reads_files_roos_apply_diff_modifies() -> None:
+    # Roo Code's `apply_diff` {path, diff} edits the file its `path` names; its name says
+    # neither edit nor replace.
+    diff = (
+        "<<<<<<< SEARCH\n:start_line:12\n-------\nlimit() -> 4.\n=======\nlimit() -> 8.\n"
+        ">>>>>>> REPLACE"
+    )
+    messages = [
+        {"role": "user", "content": "<task>\nraise the limit\n</task>"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function", "function": {
+                "name": "apply_diff",
+                "arguments": json.dumps({"path": "src/relay.erl", "diff": diff}),
+            }}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(
+            {"path": "src/relay.erl", "operation": "modified", "notice": "…"})},
+        {"role": "assistant", "content": "Raised."},
+    ]  # fmt: skip
+    conversation = OPENAI.decode({"model": "gpt-4o", "messages": messages})
+    found = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert ("file_modified", "src/relay.erl") in found
+
+
 def test_augment_style_speaks_augments_tools() -> None:
     mine = _shapes("augment-style")
     assert set(mine) == {
@@ -2164,6 +2196,7 @@ def _voice(family: str) -> type[Voice]:
         "open-interpreter-style",
         "smolagents-style",
         "trae-style",
+        "roo-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2174,7 +2207,9 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
         assert [v for v in values if value in v] == [value], value
 
 
-@pytest.mark.parametrize("family", ["deepagents-style", "smolagents-style", "trae-style"])
+@pytest.mark.parametrize(
+    "family", ["deepagents-style", "smolagents-style", "trae-style", "roo-style"]
+)
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
     for plan in plans:
@@ -2368,3 +2403,239 @@ def test_trae_style_speaks_nimble_unittest_and_nim() -> None:
         assert len(row.split(" ms ")[0]) == 40 + 1 + 1  # the name and dots fill 40 columns
         said = [m.text for m in messages if figure.probe[0] in m.text and m.role == "assistant"]
         assert said and all(f"{figure.probe[0]}0 ms" in t for t in said)
+
+
+_ROO_TOOLS = {
+    "execute_command", "read_file", "apply_diff", "insert_content", "write_to_file",
+    "update_todo_list", "ask_followup_question", "switch_mode", "attempt_completion",
+}  # fmt: skip
+#: Tools a Roo session calls when its draws ask for them (an edit, a search, a listing).
+_ROO_SOMETIMES = {"search_and_replace", "search_files", "list_files"}
+_ROO_BLOCK = re.compile(r"<<<<<<< SEARCH\n:start_line:(\d+)\n-------\n(.*?)\n=======\n(.*?)\n"
+                        r">>>>>>> REPLACE", re.S)  # fmt: skip
+_ROO_EXECUTED = re.compile(
+    r"\ACommand executed in terminal  within working directory '([^']+)'\. (Command execution "
+    r"was not successful, inspect the cause and adjust as needed\.\n)?Exit code: (\d+)\n"
+    r"Output:\n(.*)\Z",
+    re.S,
+)
+
+
+def _roo_runs(session: EvalSession) -> dict[str, list[tuple[int, str]]]:
+    """(exit code, output) of every `execute_command` run, by command line."""
+    from compaction.eval.families.roo import ROOT
+
+    runs: dict[str, list[tuple[int, str]]] = {}
+    for arguments, result in _calls(session, "execute_command"):
+        executed = _ROO_EXECUTED.match(result)
+        assert executed and executed[1] == ROOT, result[:160]
+        code = int(executed[3])
+        assert bool(executed[2]) == (code != 0)
+        runs.setdefault(arguments["command"], []).append((code, executed[4]))
+    return runs
+
+
+def test_roo_style_speaks_roos_native_tools() -> None:
+    mine = _shapes("roo-style")
+    assert _ROO_TOOLS <= set(mine) <= _ROO_TOOLS | _ROO_SOMETIMES
+    assert mine["execute_command"] == {"command", "cwd"}
+    assert mine["read_file"] == {"files"}
+    assert mine["apply_diff"] == {"path", "diff"}
+    assert mine.get("search_and_replace", {"path", "operations"}) == {"path", "operations"}
+    assert mine["insert_content"] == {"path", "line", "content"}
+    assert mine["write_to_file"] == {"path", "content"}
+    assert mine["update_todo_list"] == {"todos"}
+    assert mine["ask_followup_question"] == {"question", "follow_up"}
+    assert mine["switch_mode"] == {"mode_slug", "reason"}
+    assert mine["attempt_completion"] == {"result"}
+    assert mine.get("search_files", {"path", "regex", "file_pattern"}) == {
+        "path", "regex", "file_pattern",
+    }  # fmt: skip
+    assert mine.get("list_files", {"path", "recursive"}) == {"path", "recursive"}
+    # Names Cline (Roo's ancestor) and others use too carry other arguments there, but for
+    # `attempt_completion` {result}, which Roo kept from Cline as it was.
+    for family in FAMILIES:
+        if family != "roo-style":
+            theirs = _shapes(family)
+            for name in set(mine) & set(theirs) - {"attempt_completion"}:
+                assert mine[name] != theirs[name], (family, name)
+    for session in sessions("roo-style"):
+        for arguments, _ in _calls(session, "read_file"):
+            [entry] = arguments["files"]
+            assert set(entry) == {"path", "line_ranges"} and not entry["path"].startswith("/")
+        for arguments, _ in _calls(session, "apply_diff"):
+            blocks = _ROO_BLOCK.findall(arguments["diff"])
+            assert blocks and arguments["diff"].count("<<<<<<< SEARCH") == len(blocks)
+        for arguments, _ in _calls(session, "search_and_replace"):
+            assert all(set(op) == {"search", "replace"} for op in arguments["operations"])
+        for arguments, _ in _calls(session, "ask_followup_question"):
+            assert 2 <= len(arguments["follow_up"]) <= 4
+            assert all(set(item) == {"text", "mode"} for item in arguments["follow_up"])
+        for arguments, _ in _calls(session, "execute_command"):
+            assert arguments["cwd"] is None
+        # The task starts in Architect mode, which runs no command and edits no code: the
+        # one switch to Code mode comes before the first of either.
+        calls = [c.name for m in session.conversation.messages for c in m.tool_calls]
+        [switch] = [k for k, name in enumerate(calls) if name == "switch_mode"]
+        acting = {"execute_command", "apply_diff", "search_and_replace", "insert_content",
+                  "write_to_file"}  # fmt: skip
+        assert min(k for k, name in enumerate(calls) if name in acting) > switch
+        assert calls[-1] == "attempt_completion"
+
+
+def test_roo_style_sends_environment_details_after_every_tool_result() -> None:
+    from compaction.eval.families.roo import MODES, REMINDER_STATUS, ROOT
+
+    for session in sessions("roo-style"):
+        messages = session.conversation.messages
+        first = next(m for m in messages if m.role == "user")
+        assert first.text.startswith("<task>\n") and "\n</task>" in first.text
+        assert f"# Current Workspace Directory ({ROOT}) Files\n" in first.text
+        mode, checklist = "architect", None
+        for k, message in enumerate(messages):
+            for call in message.tool_calls:
+                if call.name == "switch_mode":
+                    mode = json.loads(call.arguments)["mode_slug"]
+                if call.name == "update_todo_list":
+                    checklist = json.loads(call.arguments)["todos"]
+            if not message.tool_results or k == len(messages) - 1:
+                continue
+            details = messages[k + 1]
+            assert details.role == "user" and not details.tool_results
+            assert details.text.startswith("<environment_details>\n")
+            assert details.text.endswith("\n</environment_details>")
+            assert f"<slug>{mode}</slug>\n<name>{MODES[mode]}</name>\n" in details.text
+            assert "<tool_format>native</tool_format>" in details.text
+            if checklist is None:
+                assert "You have not created a todo list yet." in details.text
+                continue
+            # The REMINDERS table is the last checklist written, row by row.
+            rows = re.findall(r"^\| (\d+) \| (.+) \| (Pending|In Progress|Completed) \|$",
+                              details.text, re.M)  # fmt: skip
+            items = [_ROO_ITEM.match(line) for line in checklist.splitlines()]
+            expected = [(str(n), m[2], REMINDER_STATUS[_ROO_MARK[m[1]]])
+                        for n, m in enumerate(items, start=1) if m]  # fmt: skip
+            assert rows == expected
+        # The session ends on attempt_completion, accepted: its result is empty.
+        [(_, done)] = _calls(session, "attempt_completion")
+        assert done == "" and messages[-1].role == "tool"
+
+
+def test_roo_style_answers_as_roos_tools_do() -> None:
+    from compaction.eval.families.roo import SINGLE_BLOCK_NOTICE, WRITE_NOTICE
+
+    for session in sessions("roo-style"):
+        _roo_runs(session)
+        for arguments, result in _calls(session, "read_file"):
+            [entry] = arguments["files"]
+            header = re.match(rf"\AFile: {re.escape(entry['path'])}\nLines (\d+)-(\d+):\n", result)
+            assert header, result[:80]
+            first, last = int(header[1]), int(header[2])
+            if entry["line_ranges"] is not None:
+                assert entry["line_ranges"] == [[first, last]]
+            body = result[header.end() :].split("\n")
+            width = len(str(last))
+            assert [line[: width + 3] for line in body] == [
+                f"{str(n).rjust(width)} | " for n in range(first, last + 1)
+            ]
+        for name in ("write_to_file", "apply_diff", "search_and_replace", "insert_content"):
+            for arguments, result in _calls(session, name):
+                written, _, notice = result.partition("\n")
+                answer = json.loads(written)
+                operation = "created" if name == "write_to_file" else "modified"
+                assert answer == {"path": arguments["path"], "operation": operation,
+                                  "notice": WRITE_NOTICE}  # fmt: skip
+                single = name == "apply_diff" and arguments["diff"].count("<<<<<<< SEARCH") == 1
+                assert ("\n" + notice if notice else "") == (SINGLE_BLOCK_NOTICE if single else "")
+        for _, result in _calls(session, "update_todo_list"):
+            assert result == "Todo list updated successfully."
+        for _, result in _calls(session, "ask_followup_question"):
+            assert result.startswith("<answer>\n") and result.endswith("\n</answer>")
+        [(_, switched)] = _calls(session, "switch_mode")
+        assert switched.startswith(
+            "Successfully switched from 🏗️ Architect mode to 💻 Code mode because: "
+        )
+        for _, result in _calls(session, "search_files"):
+            [count] = re.findall(r"\AFound (\d+) results?\.\n\n", result)
+            assert len(re.findall(r"^ *\d+ \| ", result, re.M)) == int(count)
+            assert len(re.findall(r"^----$", result, re.M)) == int(count)
+
+
+def test_roo_style_speaks_rebar3_eunit_ct_and_dialyzer() -> None:
+    from compaction.eval.families.roo import BENCH, BUILD, TESTS_COMMAND
+
+    for session in sessions("roo-style"):
+        runs = _roo_runs(session)
+        # rebar3 compile: the unbound variable at both calls, then the build passes.
+        (failed_code, failed), (ok_code, ok) = runs[BUILD]
+        [path] = re.findall(r"^===> Compiling (src/\w+\.erl) failed$", failed, re.M)
+        lines = re.findall(r"^ *(\d+) │ .*TenantId", failed, re.M)
+        assert lines == ["88", "93"] and failed_code == 1
+        assert failed.count("╰── variable 'TenantId' is unbound") == 2
+        assert failed.count(f"   ┌─ {path}:") == 2
+        assert ok_code == 0 and ok.endswith("===> Compiling relay") and "failed" not in ok
+        # The fix: one apply_diff with a block at each line the compiler named.
+        [fix] = [a for a, _ in _calls(session, "apply_diff") if a["path"] == path
+                 and "TenantId" in a["diff"]]  # fmt: skip
+        blocks = _ROO_BLOCK.findall(fix["diff"])
+        assert [start for start, _, _ in blocks] == ["88", "93"]
+        assert all(before.endswith("(Batch, TenantId),") for _, before, _ in blocks)
+        assert all(after.endswith("(Batch, Batch#batch.tenant_id),") for _, _, after in blocks)
+        # rebar3 eunit: a dot or an F per test, a Failures block per F, the summary counts.
+        tests = runs[TESTS_COMMAND]
+        assert len(tests) == 2
+        for code, out in tests:
+            [(total, failures)] = re.findall(r"^(\d+) tests, (\d+) failures$", out, re.M)
+            [progress] = re.findall(r"^[.F]+$", out, re.M)
+            assert len(progress) == int(total) and progress.count("F") == int(failures)
+            blocks = re.findall(r"^  (\d+)\) (\w+_tests):(\w+_test)/0\n     Failure/Error: "
+                                r"\?assertEqual\(", out, re.M)  # fmt: skip
+            assert [int(n) for n, _, _ in blocks] == list(range(1, int(failures) + 1))
+            for _, module, function in blocks:
+                assert f"/test/{module}.erl:" in out and f"`{module}:-{function}/0-fun-0-/0`" in out
+            assert re.search(r"^Finished in \d\.\d{3} seconds$", out, re.M)
+            assert code == 1 and out.endswith("===> Error running tests")
+        # rebar3 ct: the suite the command names, every case OK.
+        [(command, [(code, out)])] = [(c, r) for c, r in runs.items()
+                                      if c.startswith("rebar3 ct --suite test/")]  # fmt: skip
+        suite = command.rsplit("/", 1)[-1]
+        cases = re.findall(rf"^%%% {suite} ==> (\w+): OK$", out, re.M)
+        assert code == 0 and out.endswith(f"All {len(cases)} tests passed.") and cases
+        # rebar3 dialyzer: warnings under their file, counted; the run fails on them.
+        [(code, out)] = runs["rebar3 dialyzer"]
+        warned = re.findall(r"^Line \d+ Column \d+: ", out, re.M)
+        assert code == 1 and out.endswith(f"Warnings occurred running dialyzer: {len(warned)}")
+        [(code, out)] = runs["rebar3 fmt --check"]
+        assert code == 0 and out == ""
+        # The figure the user keeps is the timer:tc median.
+        [(code, measured)] = runs[BENCH]
+        [figure] = [f.probe[0] for f in session.facts if f.text.startswith("The figure")]
+        assert code == 0 and f"\n  median  {figure}\n" in measured
+
+
+def test_roo_style_is_measured_as_anthropic_messages_too() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_realdata
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("bench_realdata", None)
+    assert "roo-style" in bench_realdata.ANTHROPIC_FAMILIES
+    for session in sessions("roo-style"):
+        payload = ANTHROPIC.encode(session.conversation)
+        calls = [c for m in session.conversation.messages for c in m.tool_calls]
+        uses = [b for m in payload["messages"] if isinstance(m["content"], list)
+                for b in m["content"] if b["type"] == "tool_use"]  # fmt: skip
+        assert [b["name"] for b in uses] == [c.name for c in calls]
+        # As Roo sends them: each result and the environment details in one user message.
+        answered = [m["content"] for m in payload["messages"] if m["role"] == "user"
+                    and isinstance(m["content"], list)
+                    and any(b["type"] == "tool_result" for b in m["content"])]  # fmt: skip
+        assert len(answered) == len(calls)
+        for blocks in answered[:-1]:
+            assert [b["type"] for b in blocks] == ["tool_result", "text"]
+            assert blocks[1]["text"].startswith("<environment_details>\n")
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []

@@ -75,7 +75,8 @@ by its own eyes:
   through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
   (edited), `new_files` (written) and `deleted_files` lists; Kiro's `deleteFile` names its
   file in `targetFile`; Augment's `remove-files` names its files in a `file_paths` list, and its
-  agent runs commands through `launch-process`.
+  agent runs commands through `launch-process`; Roo Code's `apply_diff` modifies the file its
+  `path` names.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -581,6 +582,9 @@ _SWE_AGENT_COMMANDS = frozenset(
 )
 #: Editing commands that name no file act on the one the environment reports open.
 _EDIT_OPEN_FILE = frozenset({"edit", "insert", "append"})
+#: Tools whose name says neither edit nor replace but that apply a diff to the file their
+#: path argument names (Roo Code's `apply_diff` {path, diff}).
+_DIFF_TOOLS = frozenset({"apply_diff"})
 #: Argument keys that name the file a tool acts on.
 _PATH_KEYS = (
     "path",
@@ -932,6 +936,8 @@ def _file_ops(action: _Action) -> list[tuple[str, _FileOp]]:
         # An editor-style tool: its operation decides (`view` changes nothing), not its name.
         op = _EDITOR_COMMANDS.get(sub.strip().lower())
         return [(path, op)] if op is not None else []
+    if name.lower() in _DIFF_TOOLS and path is not None:
+        return [(path, "modified")]
     words = _name_words(name)
     if "patch" in words and path is None:
         text = next((v for v in action.arguments.values() if isinstance(v, str)), "")

@@ -31,6 +31,7 @@ from compaction.eval.families.kiro import KiroVoice
 from compaction.eval.families.open_interpreter import OpenInterpreterVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.plandex import PlandexVoice
+from compaction.eval.families.roo import RooVoice
 from compaction.eval.families.smolagents import SmolagentsVoice
 from compaction.eval.families.story import tell
 from compaction.eval.families.trae import TraeVoice
@@ -64,6 +65,7 @@ _VOICES: tuple[type[Voice], ...] = (
     OpenInterpreterVoice,
     SmolagentsVoice,
     TraeVoice,
+    RooVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

@@ -520,6 +520,15 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 f"    if item.{b} == key: result.add item.id",
                 "",
             ]
+        elif lang == "erl":
+            # No filler word is an Erlang reserved word; variables are capitalised.
+            fun = name
+            out += [
+                f"{fun}({a.title()}, {b.title()}) ->",
+                f"    Found = [X || X <- {a.title()}, X#{a}.{b}_id =:= {b.title()}#{b}.id],",
+                f"    lists:sort(fun(P, Q) -> P#{a}.{rng.choice(_WORDS)} =< Q#{a}.id end, Found).",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
