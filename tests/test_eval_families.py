@@ -943,6 +943,7 @@ VARIANT = (
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
+    "letta-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1011,6 +1012,23 @@ def _smolagents_plan(text: str) -> list[dict[str, str]] | None:
     return [{"description": m[1], "status": _SMOL_STATUS[m[2]]} for m in steps if m]
 
 
+#: A to-do line of a letta-style agent's `plan` memory block, and its marks.
+_LETTA_STEP = re.compile(r"^- \[([ >x-])\] (.+)$")
+_LETTA_STATUS = {" ": "pending", ">": "in_progress", "x": "completed", "-": "cancelled"}
+
+
+def _letta_block(block: str, call_name: str, arguments: dict[str, Any]) -> str:
+    """A memory block after one of Letta's memory_insert / memory_replace calls, applied as
+    its function set applies them."""
+    if call_name == "memory_replace":
+        assert block.count(arguments["old_str"]) == 1, arguments
+        return block.replace(arguments["old_str"], arguments["new_str"])
+    lines = block.split("\n")
+    at = arguments.get("insert_line", -1)
+    at = len(lines) if at == -1 else at
+    return "\n".join(lines[:at] + arguments["new_str"].split("\n") + lines[at:])
+
+
 def _plan_status(done: str | None, marker: str | None) -> str:
     if done:
         return "completed"
@@ -1027,8 +1045,9 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     tasks.md as its calls leave it, Plandex's `set_subtasks` lists, Warp's to-dos by id,
     Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
     recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
-    list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold, or
-    Roo's `update_todo_list` checklists."""
+    list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold,
+    Roo's `update_todo_list` checklists, or a letta-style agent's plan memory block as its
+    memory edits leave it."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1038,6 +1057,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     warp: dict[str, dict[str, str]] = {}  # Warp's to-dos by id, in the order created
     spec: dict[str, str] = {}  # Kiro's tasks.md: task → status
     augment: dict[str, dict[str, str]] = {}  # Augment's tasks by id, in the order added
+    letta_plan = ""  # a letta-style agent's plan memory block
     answers = {r.tool_call_id: r.text for m in session.conversation.messages
                for r in m.tool_results}  # fmt: skip
     for message in session.conversation.messages:
@@ -1079,7 +1099,14 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
             )
         for call in message.tool_calls:
             arguments = json.loads(call.arguments)
-            if call.name == "write_todos":  # Gemini's items say `description`, deepagents'
+            if call.name in ("memory_insert", "memory_replace"):
+                # Letta: the plan memory block as each edit leaves it.
+                if arguments["label"] == "plan":
+                    letta_plan = _letta_block(letta_plan, call.name, arguments)
+                    steps = [_LETTA_STEP.match(line) for line in letta_plan.splitlines()]
+                    lists.append([{"description": m[2], "status": _LETTA_STATUS[m[1]]}
+                                  for m in steps if m])  # fmt: skip
+            elif call.name == "write_todos":  # Gemini's items say `description`, deepagents'
                 items = arguments["todos"]  # `content`; either writes the whole list
                 lists.append(
                     [
@@ -2176,6 +2203,165 @@ def test_smolagents_style_speaks_testthat_r_and_r_cmd_check() -> None:
         assert f"median per flush (microseconds): {figure.probe[0]}" in text
 
 
+#: The tools a letta-style agent calls, and the arguments each takes besides Letta's own two.
+_LETTA_TOOLS = {
+    "send_message": {"message"},
+    "memory_insert": {"label", "new_str", "insert_line"},
+    "memory_replace": {"label", "old_str", "new_str"},
+    "conversation_search": {"query", "page"},
+    "archival_memory_insert": {"content"},
+    "run_shell_command": {"command", "timeout"},
+    "read_file": {"path"},
+    "write_file": {"path", "content"},
+    "replace_in_file": {"path", "old", "new"},
+    "search_code": {"pattern", "path"},
+    "list_directory": {"path"},
+}
+_LETTA_TIME = re.compile(r"^2026-11-2\d \d\d:\d\d:\d\d [AP]M UTC\+0000$")
+
+
+def test_letta_style_speaks_only_through_tool_calls_with_inner_thoughts() -> None:
+    from compaction.eval.families.letta import FAILED_HEARTBEAT, REQ_HEARTBEAT, TIMER
+
+    for session in sessions("letta-style"):
+        messages = session.conversation.messages
+        seen: set[str] = set()
+        kinds: Counter[str] = Counter()
+        for k, message in enumerate(messages[1:], 1):
+            if message.role == "user":
+                packed = json.loads(message.text)
+                kinds[packed["type"]] += 1
+                assert _LETTA_TIME.match(packed["time"]), packed
+                if packed["type"] == "heartbeat":
+                    assert packed["reason"] in (REQ_HEARTBEAT, FAILED_HEARTBEAT, TIMER)
+                continue
+            if message.role == "tool":
+                [result] = message.tool_results
+                answer = json.loads(result.text)
+                assert list(answer) == ["status", "message", "time"]
+                assert answer["status"] in ("OK", "Failed") and _LETTA_TIME.match(answer["time"])
+                continue
+            # The assistant never writes text: its monologue is the call's first argument, what
+            # the user reads is send_message's, and Letta's heartbeat flag comes last.
+            assert message.role == "assistant" and not message.text
+            [call] = message.tool_calls
+            arguments = json.loads(call.arguments)
+            keys = list(arguments)
+            assert keys[0] == "inner_thoughts" and keys[-1] == "request_heartbeat"
+            assert set(keys[1:-1]) == _LETTA_TOOLS[call.name], call.name
+            seen.add(call.name)
+            answer = json.loads(messages[k + 1].tool_results[0].text)
+            following = json.loads(messages[k + 2].text) if k + 2 < len(messages) else None
+            if arguments["request_heartbeat"]:
+                # Control comes back to the agent at once, and it says whether the call failed.
+                assert following is not None and following["type"] == "heartbeat"
+                failed = answer["status"] == "Failed"
+                assert following["reason"] in (
+                    (FAILED_HEARTBEAT,) if failed else (REQ_HEARTBEAT, TIMER)
+                )
+                if failed:
+                    assert answer["message"].startswith("Error executing function read_file: ")
+            else:
+                # The chain ends on a message to the user; the next event is the user's.
+                assert call.name == "send_message" and answer["message"] == "None"
+                assert following is None or following["type"] == "user_message"
+        # Listings and searches are drawn among the filler; every other tool is called.
+        assert set(_LETTA_TOOLS) - {"list_directory", "search_code"} <= seen <= set(_LETTA_TOOLS)
+        assert kinds["login"] == 1 and kinds["system_alert"] == 1
+        assert kinds["user_message"] >= 10 and kinds["heartbeat"] > kinds["user_message"]
+        # The session ends on the status report's send_message and its answer.
+        assert messages[-2].tool_calls[0].name == "send_message"
+
+
+def _letta_blocks(session: EvalSession) -> dict[str, str]:
+    blocks: dict[str, str] = {"human": "", "plan": ""}
+    for message in session.conversation.messages:
+        for call in message.tool_calls:
+            if call.name in ("memory_insert", "memory_replace"):
+                arguments = json.loads(call.arguments)
+                label = arguments["label"]
+                blocks[label] = _letta_block(blocks[label], call.name, arguments)
+    return blocks
+
+
+def test_letta_style_keeps_the_users_wishes_and_the_plan_in_core_memory() -> None:
+    from compaction.eval.families.letta import MEMORY_WARNING
+
+    for session in sessions("letta-style"):
+        blocks = _letta_blocks(session)
+        human, plan = blocks["human"], blocks["plan"]
+        for fact in session.facts:
+            if fact.category == "changed_value":
+                key, value = fact.probe
+                assert f"- {key}: {value}" in human.splitlines(), fact.id
+                assert all(f"- {key}: {old}" not in human for old in fact.stale)
+            elif fact.category == "constraint":
+                assert fact.probe[0] in human, fact.id
+            elif fact.category == "decision":
+                [approach] = [line for line in plan.splitlines() if line.startswith("Approach: ")]
+                assert approach == f"Approach: {fact.probe[0]}"
+        # When Letta warns of the full context, the agent archives its progress.
+        messages = session.conversation.messages
+        [alert] = [k for k, m in enumerate(messages) if m.role == "user"
+                   and json.loads(m.text)["type"] == "system_alert"]  # fmt: skip
+        assert json.loads(messages[alert].text)["message"] == MEMORY_WARNING
+        assert messages[alert + 1].tool_calls[0].name == "archival_memory_insert"
+
+
+_PROVE_FAILED = re.compile(r"^t/flush\.t \.+ Dubious, test returned (\d) \(wstat (\d+), 0x(\w+)\)\n"
+                           r"Failed (\d)/(\d+) subtests $", re.M)  # fmt: skip
+_PROVE_DIAG = re.compile(r"^#   Failed test '(.+)'\n#   at t/flush\.t line (\d+)\.\n"
+                         r"#          got: '(\w)'\n#     expected: '(\w)'$", re.M)  # fmt: skip
+
+
+def test_letta_style_speaks_makemaker_prove_perlcritic_and_benchmark() -> None:
+    from compaction.eval.families.letta import BENCH, BUILD, TEST
+
+    for session in sessions("letta-style"):
+        outputs = []
+        for message in session.conversation.messages:
+            for result in message.tool_results:
+                outputs.append(json.loads(result.text)["message"])
+        text = "\n".join(outputs)
+        runs = [o for o in outputs if "Test Summary Report" in o]
+        assert len(runs) == 2
+        counts = []
+        for run in runs:
+            assert run.startswith("exit code 1\n") and run.endswith("\nResult: FAIL")
+            [(returned, wstat, hexed, failed, total)] = _PROVE_FAILED.findall(run)
+            assert returned == failed and int(wstat) == int(failed) * 256 == int(hexed, 16)
+            diagnostics = _PROVE_DIAG.findall(run)
+            assert len(diagnostics) == int(failed)
+            assert f"# Looks like you failed {failed} test" in run
+            assert f"t/flush.t (Wstat: {wstat} (exited {failed}) Tests: {total} Failed: " in run
+            files, tests = re.findall(r"^Files=(\d+), Tests=(\d+),  \d wallclock secs", run,
+                                      re.M)[0]  # fmt: skip
+            assert files == "5"
+            counts.append((int(failed), int(tests)))
+        assert counts[0][0] == 3 and counts[1][0] == 1 and counts[0][1] == counts[1][1]
+        text_all = conversation_text(session.conversation)
+        assert f'"command": "{TEST}"' in text_all and f'"command": "{BUILD}"' in text_all
+        # The signature error, then the same build running clean.
+        assert re.search(
+            r"Too few arguments for subroutine 'Relaypost::\w+::[a-z]+_send' "
+            r"\(got 1; expected 2\) at lib/Relaypost/\w+\.pm line \d+\.",
+            text,
+        )
+        assert "Writing Makefile for Relaypost" in text and "relaypost-smoke: flushed" in text
+        assert "$batch, $batch->{tenant_id}" in text_all
+        assert re.search(
+            r"\.pm: .+ at line \d+, column \d+\.  See page \d+ of PBP\.  "
+            r"\(Severity: [345]\)",
+            text,
+        )
+        figure = next(f.probe[0] for f in session.facts
+                      if f.category == "identifier" and "." in f.probe[0])  # fmt: skip
+        assert f'"command": "{BENCH}"' in text_all
+        assert re.search(rf"^flush_batch:  5 wallclock secs .+ @ {figure}/s \(n=\d+\)$", text,
+                         re.M)  # fmt: skip
+        assert re.search(r"^\s+Rate flush_single  flush_batch$", text, re.M)
+
+
 def _voice(family: str) -> type[Voice]:
     from compaction.eval.families import _VOICES
 
@@ -2197,6 +2383,7 @@ def _voice(family: str) -> type[Voice]:
         "smolagents-style",
         "trae-style",
         "roo-style",
+        "letta-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2208,7 +2395,7 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "family", ["deepagents-style", "smolagents-style", "trae-style", "roo-style"]
+    "family", ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style"]
 )
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]

@@ -28,6 +28,7 @@ from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.homegrown import HomegrownVoice
 from compaction.eval.families.kiro import KiroVoice
+from compaction.eval.families.letta import LettaVoice
 from compaction.eval.families.open_interpreter import OpenInterpreterVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.plandex import PlandexVoice
@@ -66,6 +67,7 @@ _VOICES: tuple[type[Voice], ...] = (
     SmolagentsVoice,
     TraeVoice,
     RooVoice,
+    LettaVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

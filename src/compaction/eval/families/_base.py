@@ -484,6 +484,17 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 "}",
                 "",
             ]
+        elif lang == "pm":
+            # Perl 5.36 subroutine signatures; no filler word is a Perl keyword or builtin
+            # that would break a sub name joined from two of them.
+            out += [
+                f"sub {name} (${a}, ${b} = undef) {{",
+                f"    ${b} //= load_{a}();",
+                f"    my @found = grep {{ $_->{{{b}_id}} eq ${b}->{{id}} }} @{{${a}}};",
+                f"    return [ sort {{ $a->{{{rng.choice(_WORDS)}}} cmp $b->{{id}} }} @found ];",
+                "}",
+                "",
+            ]
         elif lang == "jl":
             out += [
                 f"function {name}({a}, {b}=nothing)",
