@@ -1663,3 +1663,40 @@ def test_a_thinking_tools_thoughts_are_read_as_the_assistants_prose_and_plan() -
     assert "superseded" in decisions and "one Lock around the dispatcher." in decisions
     assert "- [in progress] wire the exporter" in text
     assert "- mirror the batch change in the deploy values" in text
+
+
+def test_a_stateful_agents_packets_give_the_users_words_and_no_system_events() -> None:
+    # Letta (MemGPT) sends the user's words as a JSON packet and its own events (heartbeats,
+    # logins, memory alerts) in user messages too; the agent speaks through `send_message`.
+    def packet(kind: str, **fields: str) -> Message:
+        body = {"type": kind, **fields, "time": "2026-11-24 09:17:55 AM UTC+0000"}
+        return say("user", json.dumps(body, indent=2))
+
+    ledger = extract_ledger(
+        [
+            packet("login", last_login="Never (first login)"),
+            packet("user_message", message="Which commit broke the resend? I need its hash."),
+            call(
+                "1",
+                "send_message",
+                message="It was 4fe3b43: it lost the retry wrapper.",
+                inner_thoughts="Answer with the hash.",
+                request_heartbeat=False,
+            ),
+            result("1", '{"status": "OK", "message": "None", "time": "2026-11-24"}'),
+            packet(
+                "heartbeat",
+                reason="[This is an automated system message hidden from "
+                "the user] Function called using request_heartbeat=true, returning control",
+            ),
+            packet(
+                "system_alert",
+                message="Note: prior messages have been hidden from view "
+                "due to conversation memory constraints.",
+            ),
+        ]
+    )
+    assert user_messages(ledger) == ["Which commit broke the resend? I need its hash."]
+    text = rendered(ledger)
+    assert "It was 4fe3b43" in text
+    assert "heartbeat" not in text and "first login" not in text

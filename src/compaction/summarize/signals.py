@@ -653,8 +653,13 @@ _CONTEXT_WORDS = frozenset(
 @text_cache()
 def own_words(text: str) -> str:
     """What the user typed, out of the blocks an agent wraps around it: the request blocks'
-    contents and the text outside any block, in order, without the agent's context blocks.
+    contents and the text outside any block, in order, without the agent's context blocks;
+    out of a stateful agent's packet, its message (nothing, for the agent's own events).
     Text with no such blocks comes back unchanged."""
+    if text.startswith("{"):
+        packed = _packet_words(text)
+        if packed is not None:
+            return packed
     if "</" not in text:
         return text
     pieces: list[str] = []
@@ -672,6 +677,28 @@ def own_words(text: str) -> str:
         return text
     pieces.append(text[last:].strip())
     return "\n\n".join(p for p in pieces if p)
+
+
+#: The packets a stateful agent (Letta, formerly MemGPT) sends as user messages, each a JSON
+#: object with a `type` and a `time`: the user's words under `message` in a `user_message`;
+#: none in the agent's own events.
+_USER_PACKET = "user_message"
+_AGENT_EVENTS = frozenset({"heartbeat", "login", "system_alert"})
+
+
+def _packet_words(text: str) -> str | None:
+    """The user's words in a stateful agent's packet ("" for an event of its own), or None
+    when `text` is no such packet."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or "time" not in body:
+        return None
+    kind, message = body.get("type"), body.get("message")
+    if kind == _USER_PACKET and isinstance(message, str):
+        return message.strip()
+    return "" if kind in _AGENT_EVENTS else None
 
 
 # --- identifiers -------------------------------------------------------------------------

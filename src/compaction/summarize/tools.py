@@ -49,14 +49,15 @@ modified otherwise (the tool alone cannot tell which)."""
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 
 ActionKind = Literal[
-    "file", "command", "search", "todos", "todo", "plan", "final", "delegate", "thought"
+    "file", "command", "search", "todos", "todo", "plan", "final", "delegate", "thought", "message"
 ]
 """`file`: a file was read or changed. `command`: a command ran. `search`: a search or a
 listing. `todos`: the whole to-do list as the tool states it now (it replaces the previous
 one). `todo`: one to-do item created or updated (Claude Code's `TaskCreate`/`TaskUpdate`),
 merged into the list by `Todo.id`. `plan`: a plan the agent put forward (`ExitPlanMode`).
 `final`: the agent's final answer. `delegate`: a task handed to a sub-agent. `thought`: the
-agent's own reasoning, written through a thinking tool: read as its prose."""
+agent's own reasoning, written through a thinking tool: read as its prose. `message`: what
+the agent says to the user through a tool (Letta's `send_message`): its prose too."""
 
 RowKind = Literal[
     "file",
@@ -68,6 +69,7 @@ RowKind = Literal[
     "final",
     "delegate",
     "thought",
+    "message",
     "patch",
     "none",
 ]
@@ -509,6 +511,9 @@ TOOLS: tuple[ToolMeaning, ...] = (
         ("mcp-sequential-thinking", "trae-agent", "openhands"),
         text_keys=("thought",),
     ),
+    # --- Letta (letta-ai/letta `functions/function_sets/base.py`): the agent speaks to the
+    # user only through `send_message`.
+    ToolMeaning(("send_message",), "message", ("letta",), text_keys=("message",)),
 )
 
 
@@ -695,7 +700,7 @@ def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[
     if kind == "todo":
         yield from _task_update(arguments, row)
         return
-    # plan, final, delegate, thought
+    # plan, final, delegate, thought, message
     yield Action(kind, text=_first_text(arguments, row.text_keys))
 
 

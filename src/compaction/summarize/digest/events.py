@@ -191,7 +191,10 @@ class Reader:
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 self._calls[part.id] = part
-                yield from _call_events(part)
+                events = tuple(_call_events(part, self._question))
+                if any(isinstance(e, AssistantSaid) and e.answers for e in events):
+                    self._question = None
+                yield from events
             elif isinstance(part, ToolResultPart):
                 call = self._calls.get(part.tool_call_id)
                 yield from _result_events(call, part, self._open_file)
@@ -326,7 +329,8 @@ def call_actions(name: str, arguments: str) -> tuple[tools.Action, ...]:
     return tools.actions_of_call(name, parsed)
 
 
-def _call_events(call: ToolCallPart) -> Iterator[Event]:
+def _call_events(call: ToolCallPart, question: str | None = None) -> Iterator[Event]:
+    """What a call says; words it sends the user answer `question`, the user's last."""
     for action in call_actions(call.name, call.arguments):
         if action.kind == "file" and action.path and action.op:
             yield FileTouched(_clean_path(action.path), action.op)
@@ -344,6 +348,8 @@ def _call_events(call: ToolCallPart) -> Iterator[Event]:
             plan = _plan_in(action.text)
             if plan:
                 yield TodosStated(plan)
+        elif action.kind == "message" and action.text:
+            yield AssistantSaid(action.text, question)
 
 
 _IMAGES_IN_SIZE = re.compile(r"(\d+) images?\b")
