@@ -1700,3 +1700,28 @@ def test_a_stateful_agents_packets_give_the_users_words_and_no_system_events() -
     text = rendered(ledger)
     assert "It was 4fe3b43" in text
     assert "heartbeat" not in text and "first login" not in text
+
+
+def test_the_users_answer_to_an_agents_question_tool_is_the_users_words() -> None:
+    # Cline and Roo Code ask through `ask_followup_question`; the user's answer comes back
+    # as the call's result, `<answer>…</answer>`.
+    def ask(call_id: str) -> Message:
+        follow_up = [{"text": "Carry on", "mode": None}]
+        return call(call_id, "ask_followup_question", question="Anything?", follow_up=follow_up)
+
+    ledger = extract_ledger(
+        [
+            say("user", "<task>\nFix the relay's redelivery.\n</task>"),
+            ask("1"),
+            result("1", "<answer>\nKeep this in mind: usage errors keep exit status 2.\n</answer>"),
+            ask("2"),
+            result("2", "<answer>\nWhich commit broke it? I need the hash.\n</answer>"),
+            say("assistant", "It was 4fe3b43."),
+        ]
+    )
+    assert user_messages(ledger)[1:] == [
+        "Keep this in mind: usage errors keep exit status 2.",
+        "Which commit broke it? I need the hash.",
+    ]
+    notes = ledger.state("notes").notes
+    assert any(tier == 1 and "4fe3b43" in text for tier, _, text in notes)

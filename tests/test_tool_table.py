@@ -349,7 +349,12 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
         {"context": "Continue with phase 2"},
         (Action("delegate", text="Continue with phase 2"),),
     ),
-    ("cline", "ask_followup_question", {"question": "Which bucket?", "options": "[]"}, ()),
+    (
+        "cline",
+        "ask_followup_question",
+        {"question": "Which bucket?", "options": "[]"},
+        (Action("ask", text="Which bucket?"),),
+    ),
     # --- Cline's SDK agent
     (
         "cline-sdk",

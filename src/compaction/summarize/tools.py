@@ -49,7 +49,17 @@ modified otherwise (the tool alone cannot tell which)."""
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 
 ActionKind = Literal[
-    "file", "command", "search", "todos", "todo", "plan", "final", "delegate", "thought", "message"
+    "file",
+    "command",
+    "search",
+    "todos",
+    "todo",
+    "plan",
+    "final",
+    "delegate",
+    "thought",
+    "message",
+    "ask",
 ]
 """`file`: a file was read or changed. `command`: a command ran. `search`: a search or a
 listing. `todos`: the whole to-do list as the tool states it now (it replaces the previous
@@ -57,7 +67,8 @@ one). `todo`: one to-do item created or updated (Claude Code's `TaskCreate`/`Tas
 merged into the list by `Todo.id`. `plan`: a plan the agent put forward (`ExitPlanMode`).
 `final`: the agent's final answer. `delegate`: a task handed to a sub-agent. `thought`: the
 agent's own reasoning, written through a thinking tool: read as its prose. `message`: what
-the agent says to the user through a tool (Letta's `send_message`): its prose too."""
+the agent says to the user through a tool (Letta's `send_message`): its prose too. `ask`: a
+question to the user, whose answer comes back as the call's result (`answer_of`)."""
 
 RowKind = Literal[
     "file",
@@ -70,6 +81,7 @@ RowKind = Literal[
     "delegate",
     "thought",
     "message",
+    "ask",
     "patch",
     "none",
 ]
@@ -320,7 +332,9 @@ TOOLS: tuple[ToolMeaning, ...] = (
     ToolMeaning(
         ("focus_chain",), "todos", _CLINE, todos_key="task_progress", todo_shape=_CHECKLIST
     ),
-    _none(("ask_followup_question", "access_mcp_resource", "use_mcp_tool"), _CLINE_ROO),
+    # The user's answer comes back as the result, `<answer>\n…\n</answer>`.
+    ToolMeaning(("ask_followup_question",), "ask", _CLINE_ROO, text_keys=("question",)),
+    _none(("access_mcp_resource", "use_mcp_tool"), _CLINE_ROO),
     _none(
         (
             "plan_mode_respond",
@@ -700,7 +714,7 @@ def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[
     if kind == "todo":
         yield from _task_update(arguments, row)
         return
-    # plan, final, delegate, thought, message
+    # plan, final, delegate, thought, message, ask
     yield Action(kind, text=_first_text(arguments, row.text_keys))
 
 
@@ -1810,6 +1824,16 @@ _ITEM_STATE = re.compile(
     r"|[—–-]\s+(done|completed|in progress|dropped|cancelled|skipped))\.?$",
     re.IGNORECASE,
 )
+
+
+_ANSWER = re.compile(r"\A\s*<answer>\s*(.*?)\s*</answer>", re.DOTALL)
+
+
+def answer_of(result: str) -> str:
+    """The user's answer in the result of an `ask` call: inside Cline's and Roo Code's
+    `<answer>` tags, or the whole result."""
+    answer = _ANSWER.match(result)
+    return (answer.group(1) if answer else result).strip()
 
 
 def plan_in_prose(text: str) -> tuple[Todo, ...]:

@@ -197,7 +197,10 @@ class Reader:
                 yield from events
             elif isinstance(part, ToolResultPart):
                 call = self._calls.get(part.tool_call_id)
-                yield from _result_events(call, part, self._open_file)
+                for event in _result_events(call, part, self._open_file):
+                    if isinstance(event, UserSaid):  # the user's answer to the agent's question
+                        self._question = _question_in(event.text)
+                    yield event
                 yield from _result_images(call, part, message)
                 self._open_file = _open_file_in(part.text) or self._open_file
             elif (
@@ -436,6 +439,11 @@ def _read_result(
     if call is None:
         if errors:
             yield ToolFinished("an earlier tool call", False, errors)
+        return
+    if any(action.kind == "ask" for action in call_actions(call.name, call.arguments)):
+        answer = signals.own_words(tools.answer_of(text))
+        if answer:
+            yield UserSaid(answer)
         return
     command = _command_of(call)
     if command is not None:
