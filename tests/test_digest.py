@@ -568,6 +568,9 @@ def test_a_markdown_heading_is_no_sentence_of_the_prose_below_it() -> None:
         "tenant. So I'm changing course again, to a Postgres outbox table.",
         "That rules out a compacted Kafka topic read by the relay as well, since it needs a "
         "topic per tenant. I'll go with a Postgres outbox table.",
+        "I have to revise the design once more: a topic per tenant would be needed, so a "
+        "compacted Kafka topic read by the relay is out as well. Going with a Postgres outbox "
+        "table.",
     ],
 )
 def test_a_plan_dropped_in_other_words_no_longer_stands(reversal: str) -> None:
@@ -1725,3 +1728,40 @@ def test_the_users_answer_to_an_agents_question_tool_is_the_users_words() -> Non
     ]
     notes = ledger.state("notes").notes
     assert any(tier == 1 and "4fe3b43" in text for tier, _, text in notes)
+
+
+@pytest.mark.parametrize(
+    ("change", "then", "shown"),
+    [
+        # the new value in the next sentence, in other words than "use"
+        (
+            "3 workers is too short for the chronos worker count with our slower partners. "
+            "Raise it to 24 workers.",
+            "Bring the chronos worker count to 12 workers instead; 24 workers failed.",
+            "- chronos worker count: 12 workers (earlier: 3 workers, 24 workers)",
+        ),
+        # no new value: unsettled until a later message names one
+        (
+            "3 workers is too short for the chronos worker count with our slower partners.",
+            "Bring the chronos worker count to 12 workers instead.",
+            "- chronos worker count: 12 workers (earlier: 3 workers)",
+        ),
+        # a later message naming two new values settles nothing, and is quoted too
+        (
+            "3 workers is too short for the chronos worker count with our slower partners.",
+            "Bring the chronos worker count to 12 workers instead; 24 workers failed.",
+            "“Bring the chronos worker count to 12 workers instead; 24 workers failed.”",
+        ),
+    ],
+)
+def test_a_value_left_unsettled_is_settled_by_a_later_message_naming_a_new_one(
+    change: str, then: str, shown: str
+) -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "For now the chronos worker count should be 3 workers."),
+            say("user", change),
+            say("user", then),
+        ]
+    )
+    assert shown in rendered(ledger)

@@ -200,6 +200,7 @@ _SPACES = re.compile(r"\s+")
 # A sentence giving a value without naming what it is for: "Use 30 days", "Make it 12".
 _BARE_VALUE = re.compile(
     r"^(?:please\s+|ok,?\s+|so\s+)?(?:use|take|make\s+it|go\s+with|set\s+it\s+to|switch\s+to|"
+    r"(?:raise|lower|bring|bump|change|increase|decrease|reduce|cut|move)\s+it\s+(?:up\s+|down\s+)?to|"
     r"let's\s+(?:use|go\s+with)|we'll\s+use)\b",
     re.IGNORECASE,
 )
@@ -271,7 +272,8 @@ class Values(Section[ValuesState]):
             return
         if _norm(record.value) != _norm(value):
             record.earlier = [v for v in record.earlier if _norm(v) != _norm(value)]
-            record.earlier.append(record.value)
+            if record.value:  # an unsettled value keeps its last in `earlier` already
+                record.earlier.append(record.value)
             record.value = value
         record.quotes.append(signals.clip(sentence, 200))
         state.values[key] = state.values.pop(key)
@@ -292,7 +294,9 @@ class Values(Section[ValuesState]):
                 settled.add(key)
         lowered = sentence.lower()
         for key, record in list(state.values.items()):
-            if key in settled or key not in lowered or not (unit := _unit(record.value)):
+            # An unsettled value's unit is its last value's.
+            last = record.value or (record.earlier[-1] if record.earlier else "")
+            if key in settled or key not in lowered or not (unit := _unit(last)):
                 continue
             # The user names the value and gives a new one in its unit, however worded ("we
             # need 20 connections for the redis pool; 5 was a guess"): the one not held before.
@@ -309,17 +313,20 @@ class Values(Section[ValuesState]):
             if len(new) == 1:
                 self._set(state, key, next(iter(new.values())), sentence)
                 settled.add(key)
-        if not _CHANGE_CUE.search(lowered):
-            return
+        cued = _CHANGE_CUE.search(lowered) is not None
         for key, record in state.values.items():
-            if key in settled:
+            if key in settled or not (cued or (not record.value and key in lowered)):
                 continue
-            # A change of this value the readers could not parse: stop stating it as current,
-            # and quote the user's message (the new value may be in the next sentence).
+            # A change of this value the readers could not parse (or a word on one left
+            # unsettled): stop stating it as current, and quote the user's message (the new
+            # value may be in the next sentence).
             if key in lowered or (record.value and _norm(record.value) in lowered):
                 quote = signals.clip(" ".join(words.split()), 300)
                 if quote not in record.quotes:
                     record.quotes.append(quote)
+                if record.value:
+                    record.earlier = [v for v in record.earlier if _norm(v) != _norm(record.value)]
+                    record.earlier.append(record.value)
                 record.value = ""
 
     def merge(self, earlier: ValuesState, later: ValuesState) -> ValuesState:
@@ -736,7 +743,7 @@ _REVERSAL = signals.cue(
     r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
     r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
-    r"dead\s+end|off\s+the\s+table|back\s+to\s+the\s+drawing\s+board|"
+    r"dead\s+end|off\s+the\s+table|(?:is|are)\s+out\s+(?:as\s+well|too)|back\s+to\s+the\s+drawing\s+board|"
     rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|{_DROPPING}|chang(?:e|ing)\s+course)\b"
 )
 _PLAN_WORDS = {
@@ -757,7 +764,8 @@ _REPLACED = re.compile(
 _CALLED_WRONG = re.compile(
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,2})\s+(?:"
     r"(?:is|was|are|were|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)"
-    r"|turned\s+out\s+to\s+be\s+a\s+dead\s+end|(?:is|are|was|were)\s+off\s+the\s+table)\b",
+    r"|turned\s+out\s+to\s+be\s+a\s+dead\s+end|(?:is|are|was|were)\s+off\s+the\s+table"
+    r"|(?:is|are)\s+out\s+(?:as\s+well|too))\b",
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
