@@ -1765,3 +1765,16 @@ def test_a_value_left_unsettled_is_settled_by_a_later_message_naming_a_new_one(
         ]
     )
     assert shown in rendered(ledger)
+
+
+def test_a_preposition_is_never_the_name_of_a_value() -> None:
+    # "… batch set to 50 envelopes": the setting named before its verb is not "to"; a key
+    # "to" was in every later message, and each was quoted as a word on it.
+    assert signals.value_settings("Begin with the outbox drain batch set to 50 envelopes.") == ()
+    ledger = extract_ledger(
+        [
+            say("user", "Begin with the outbox drain batch set to 50 envelopes."),
+            say("user", "Set the parked envelope expiry to 45 days."),
+        ]
+    )
+    assert ledger.state("values").values.keys() == {"parked envelope expiry"}

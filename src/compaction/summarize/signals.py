@@ -962,7 +962,11 @@ _SPACES = re.compile(r"\s+")
 _KEY_LEAD = re.compile(r"\b(?:and|then|also|but|so|actually|please|now|,)\s+")
 _KEY_ARTICLE = re.compile(r"^(?:the|our|a|an)\s+")
 _NEGATED = re.compile(r"\b(?:not|n't|never|no)\s+(?:\w+\s+)?$", re.IGNORECASE)
-_KEY_STOP = {"it", "this", "that", "them", "these", "those", "sure", "everything", "things"}
+_KEY_STOP = {
+    "it", "this", "that", "them", "these", "those", "sure", "everything", "things",
+    # prepositions: "the batch set to 50" names its setting before the verb
+    "to", "at", "by", "for", "in", "on", "of", "up", "down", "back", "from", "with",
+}  # fmt: skip
 
 
 @text_cache()
