@@ -740,7 +740,8 @@ _DROPPING = (
 )
 _REVERSAL = signals.cue(
     r"\b(?:scrap|scratch\s+that|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
-    r"change\s+of\s+plan|no\s+longer|revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
+    r"change\s+of\s+plan|no\s+longer|revis(?:e|ed|ing)\s+(?:once\s+more|again|the\s+(?:design|plan|approach))|"
+    r"revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
     r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
     r"dead\s+end|off\s+the\s+table|(?:is|are)\s+out\s+(?:as\s+well|too)|back\s+to\s+the\s+drawing\s+board|"
@@ -774,7 +775,9 @@ _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)
 # A remark on how a decision is going, not a new word on what it is: "X is in place".
 _STATUS = signals.cue(
     r"\b(?:in\s+place|configured|set\s+up|is\s+live|works|working|passes|passing|ready|"
-    r"landed|merged|deployed|looks?\s+(?:good|fine|right))\b"
+    r"landed|merged|deployed|looks?\s+(?:good|fine|right)|"
+    # or a measurement of it: "one flush averages 715 ms"
+    r"averag(?:e|es|ed)|median|measured|benchmarked)\b"
 )
 
 
