@@ -1792,8 +1792,8 @@ def test_a_measurement_of_the_work_is_no_word_on_the_plan() -> None:
             ),
             say(
                 "assistant",
-                "On reflection a global table of parked envelopes inside the dispatcher is the wrong "
-                "foundation. Moving the fix to a Redis list written through nim-redis.",
+                "On reflection a global table of parked envelopes inside the dispatcher is the "
+                "wrong foundation. Moving the fix to a Redis list written through nim-redis.",
             ),
             say("assistant", "One flush of 10,000 parked envelopes averages 715.250 ms."),
             say(
@@ -1805,3 +1805,33 @@ def test_a_measurement_of_the_work_is_no_word_on_the_plan() -> None:
     )
     standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
     assert len(standing) == 1 and "an SQLite outbox table" in standing[0], standing
+
+
+def test_a_checklist_kept_in_an_agents_memory_is_its_to_do_list() -> None:
+    # Letta edits its memory blocks line by line: items inserted, each one's box changed.
+    def edit(call_id: str, name: str, **arguments: object) -> list[Message]:
+        return [call(call_id, name, label="plan", **arguments), result(call_id, '{"status": "OK"}')]
+
+    ledger = extract_ledger(
+        [
+            *edit("1", "memory_insert", new_str="- [>] wire the exporter\n- [ ] add a test"),
+            *edit(
+                "2",
+                "memory_replace",
+                old_str="- [>] wire the exporter",
+                new_str="- [x] wire the exporter",
+            ),
+            *edit("3", "memory_insert", new_str="- [ ] mirror the batch change", insert_line=-1),
+            *edit(
+                "4",
+                "core_memory_replace",
+                old_content="- [ ] add a test",
+                new_content="- [>] add a test",
+            ),
+        ]
+    )
+    assert [(t.text, t.status) for t in ledger.state("todos").listed] == [
+        ("wire the exporter", "completed"),
+        ("add a test", "in_progress"),
+        ("mirror the batch change", "pending"),
+    ]

@@ -60,6 +60,7 @@ ActionKind = Literal[
     "thought",
     "message",
     "ask",
+    "memory",
 ]
 """`file`: a file was read or changed. `command`: a command ran. `search`: a search or a
 listing. `todos`: the whole to-do list as the tool states it now (it replaces the previous
@@ -68,7 +69,9 @@ merged into the list by `Todo.id`. `plan`: a plan the agent put forward (`ExitPl
 `final`: the agent's final answer. `delegate`: a task handed to a sub-agent. `thought`: the
 agent's own reasoning, written through a thinking tool: read as its prose. `message`: what
 the agent says to the user through a tool (Letta's `send_message`): its prose too. `ask`: a
-question to the user, whose answer comes back as the call's result (`answer_of`)."""
+question to the user, whose answer comes back as the call's result (`answer_of`). `memory`:
+text the agent wrote into its own memory (Letta's memory blocks): a checklist line in it
+is a to-do item, created or changed."""
 
 RowKind = Literal[
     "file",
@@ -82,6 +85,7 @@ RowKind = Literal[
     "thought",
     "message",
     "ask",
+    "memory",
     "patch",
     "none",
 ]
@@ -528,6 +532,19 @@ TOOLS: tuple[ToolMeaning, ...] = (
     # --- Letta (letta-ai/letta `functions/function_sets/base.py`): the agent speaks to the
     # user only through `send_message`.
     ToolMeaning(("send_message",), "message", ("letta",), text_keys=("message",)),
+    # Its memory blocks, edited line by line (`memory_*` since 0.8, `core_memory_*` before).
+    ToolMeaning(
+        (
+            "memory_insert",
+            "memory_replace",
+            "memory_rethink",
+            "core_memory_append",
+            "core_memory_replace",
+        ),
+        "memory",
+        ("letta",),
+        text_keys=("new_str", "new_memory", "content", "new_content"),
+    ),
 )
 
 
@@ -612,7 +629,7 @@ def actions_of_call(name: str, arguments: Mapping[str, object]) -> tuple[Action,
     for key in _CHECKLIST_ARGUMENTS:
         value = arguments.get(key)
         if isinstance(value, str) and value.strip() and not (row and row.todos_key == key):
-            todos = _checklist(value)
+            todos = checklist(value)
             if todos:
                 actions.append(Action("todos", todos=todos))
     return tuple(actions)
@@ -640,7 +657,7 @@ def _plan_file_todos(
             continue
         for key, value in arguments.items():
             if isinstance(value, str) and not name_words(key) & _REPLACED_WORDS:
-                found = _checklist(value)
+                found = checklist(value)
                 if found:
                     whole = action.op in ("written", "created")
                     yield Action("todos" if whole else "todo", todos=found)
@@ -714,7 +731,7 @@ def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[
     if kind == "todo":
         yield from _task_update(arguments, row)
         return
-    # plan, final, delegate, thought, message, ask
+    # plan, final, delegate, thought, message, ask, memory
     yield Action(kind, text=_first_text(arguments, row.text_keys))
 
 
@@ -953,7 +970,7 @@ def _todos(value: object, shape: TodoShape) -> tuple[Todo, ...] | None:
     """The to-do list a tool states, or None when the argument holds none (an empty list is
     a list: every item is gone)."""
     if shape.format == "checklist" or isinstance(value, str):
-        return _checklist(value) if isinstance(value, str) else None
+        return checklist(value) if isinstance(value, str) else None
     if not isinstance(value, list):
         return None
     todos = []
@@ -970,7 +987,7 @@ def _todos(value: object, shape: TodoShape) -> tuple[Todo, ...] | None:
     return tuple(todos)
 
 
-_CHECK_ITEM = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\[([ xX~\-/])\]\s+(.+?)\s*$")
+_CHECK_ITEM = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\[([ xX~\-/>])\]\s+(.+?)\s*$")
 _CHECK_STATUS: dict[str, TodoStatus] = {
     " ": "pending",
     "x": "completed",
@@ -978,12 +995,14 @@ _CHECK_STATUS: dict[str, TodoStatus] = {
     "-": "in_progress",
     "~": "in_progress",
     "/": "in_progress",
+    ">": "in_progress",
 }
 
 
-def _checklist(text: str) -> tuple[Todo, ...]:
+def checklist(text: str) -> tuple[Todo, ...]:
     """The items of a markdown checklist (Cline's `task_progress`, Roo-Code's
-    `update_todo_list`): `[x]` done, `[ ]` pending, `[-]` in progress; nested items count."""
+    `update_todo_list`, a checklist in an agent's memory): `[x]` done, `[ ]` pending, `[-]` or `[>]`
+    in progress; nested items count."""
     todos = []
     for line in text.splitlines():
         match = _CHECK_ITEM.match(line)

@@ -353,6 +353,8 @@ def _call_events(call: ToolCallPart, question: str | None = None) -> Iterator[Ev
                 yield TodosStated(plan)
         elif action.kind == "message" and action.text:
             yield AssistantSaid(action.text, question)
+        elif action.kind == "memory" and action.text:
+            yield from (TodoChanged(todo) for todo in tools.checklist(action.text))
 
 
 _IMAGES_IN_SIZE = re.compile(r"(\d+) images?\b")
