@@ -187,7 +187,7 @@ class Reader:
             images = sum(isinstance(p, ImagePart) for p in message.parts)
             if images:
                 yield ImagesSeen(images, "a user message", handle_for(message))
-        acts = _acts_of(message) if message.role == "assistant" else ()
+        acts: tuple[str, ...] | None = None  # read when the message has prose
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 self._calls[part.id] = part
@@ -214,6 +214,8 @@ class Reader:
                 answers = self._question if isinstance(part, TextPart) else None
                 if answers is not None:
                     self._question = None
+                if acts is None:
+                    acts = _acts_of(message)
                 yield AssistantSaid(prose, answers, acts)
         if message.role == "assistant" and message.tool_calls:
             self._awaiting = False
