@@ -446,6 +446,17 @@ def test_a_marked_failed_test_line_names_the_test(line: str, name: str) -> None:
             "Expected `attempts` to equal 3.\n\n[ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ]",
             "retries a timed-out delivery",
         ),
+        # Test::More under prove (TAP): the name quoted, its location on the next line.
+        (
+            "t/flush.t ...... 1/? \n#   Failed test 'retries a timed-out delivery'\n"
+            "#   at t/flush.t line 31.\n#          got: '2'\n#     expected: '3'\n"
+            "# Looks like you failed 1 test of 16.\nt/flush.t ...... Dubious, test returned 1\n"
+            "Failed 1/16 subtests \n\nTest Summary Report\n-------------------\n"
+            "t/flush.t (Wstat: 256 (exited 1) Tests: 16 Failed: 1)\n  Failed test:  4\n"
+            "Files=1, Tests=16,  1 wallclock secs ( 0.04 usr +  0.70 cusr =  0.74 CPU)\n"
+            "Result: FAIL",
+            "retries a timed-out delivery",
+        ),
     ],
 )
 def test_failed_tests_named_around_their_location_are_read(out: str, name: str) -> None:

@@ -453,6 +453,8 @@ _FAILED_TEST = re.compile(
     # name, testthat's `── Failure (test-x.R:31:3): name ──`.
     r"|(?:Failure|Error) → (?P<where>\S+ @ \d+)\n(?P<name>[^\n]{3,160})"
     r"|── (?:Failure|Error) \((?P<at>[^)\n]+)\): (?P<test>[^\n]{3,160}?) ─+"
+    # Test::More's diagnostics (TAP, under prove): the name quoted, then where it failed.
+    r"|#\s+Failed test '(?P<tap>[^'\n]{3,160})'\n#\s+at (?P<tap_at>\S+ line \d+)\."
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
@@ -483,8 +485,9 @@ def _failed_tests(text: str, limit: int = 3) -> tuple[str, ...]:
     """The first tests a failing run lists as failed, by the shape of its list."""
     found: list[str] = []
     for match in _FAILED_TEST.finditer(text):
-        if match["name"] or match["test"]:
-            line = f"{match['name'] or match['test']} ({match['where'] or match['at']})"
+        if match["name"] or match["test"] or match["tap"]:
+            name = match["name"] or match["test"] or match["tap"]
+            line = f"{name} ({match['where'] or match['at'] or match['tap_at']})"
         else:
             line = match.group(0).strip().rstrip(":")
         if line not in found:
