@@ -73,22 +73,7 @@ question to the user, whose answer comes back as the call's result (`answer_of`)
 text the agent wrote into its own memory (Letta's memory blocks): a checklist line in it
 is a to-do item, created or changed."""
 
-RowKind = Literal[
-    "file",
-    "command",
-    "search",
-    "todos",
-    "todo",
-    "plan",
-    "final",
-    "delegate",
-    "thought",
-    "message",
-    "ask",
-    "memory",
-    "patch",
-    "none",
-]
+RowKind = Literal[ActionKind, "patch", "none"]
 """A table row's kind: an `ActionKind`, or `patch` (the files named in a patch argument), or
 `none` (a known tool with no effect on files, commands or plans: it must not fall back)."""
 
