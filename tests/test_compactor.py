@@ -537,6 +537,25 @@ def test_a_large_digest_shrunk_into_a_room_fills_it() -> None:
         assert 0.9 * budget <= tokens <= budget, (budget, tokens)
 
 
+def test_a_file_read_that_the_users_task_names_outlasts_the_other_reads() -> None:
+    # The task, kept verbatim beside the digest, names the notifier: reading it is reading
+    # what the work is about, and in a tight room it stays where later reads go.
+    log = "\n".join(f"2026-11-24T10:{i:02d}:00Z INFO flushed batch {i}" for i in range(60))
+    messages = [
+        say("system", "You are a careful coding agent."),
+        say("user", "Parked envelopes in notifier are never redelivered. Fix it."),
+    ]
+    for i, path in enumerate(["src/notifier.nim", *(f"logs/run{n}.log" for n in range(30))]):
+        messages += [calls((f"c{i}", "read_file", {"path": path})), *results((f"c{i}", log))]
+    messages.append(say("user", "Carry on."))
+    conversation = OPENAI.decode(OPENAI.encode(Conversation(tuple(messages))))
+    compactor = Compactor(CompactionConfig())
+    result = compactor.compact(conversation, max_tokens=compactor.count(conversation) // 120)
+    [summary] = [m for m in result.conversation if m.is_summary]
+    assert "src/notifier.nim (read)" in summary.text
+    assert "logs/run0.log (read)" not in summary.text
+
+
 def test_a_code_agents_replies_stay_output_across_compactions() -> None:
     # A code agent's replies come in user messages; one left verbatim after its step was
     # compacted, and read again at the next compaction beside that compaction's own digest,

@@ -1846,3 +1846,21 @@ def test_a_checklist_kept_in_an_agents_memory_is_its_to_do_list() -> None:
         ("add a test", "in_progress"),
         ("mirror the batch change", "pending"),
     ]
+
+
+def test_a_file_only_read_that_the_user_named_outranks_later_reads() -> None:
+    # The user asked about the notifier: reading src/notifier.nim was reading what the task
+    # is about, the logs read after it were not.
+    messages = [say("user", "Parked envelopes in notifier are never redelivered. Fix it.")]
+    reads = ["src/notifier.nim", *(f"logs/run{i}.log" for i in range(12))]
+    for i, path in enumerate(reads):
+        messages += [call(str(i), "read_file", path=path), result(str(i), "x")]
+    ledger = extract_ledger(messages)
+    room = len("\n".join(render(ledger))) - sum(
+        len(f"- logs/run{i}.log (read)\n") for i in range(8)
+    )
+    lines = render(ledger, room)
+    assert "- src/notifier.nim (read)" in lines and "- logs/run0.log (read)" not in lines
+    # Read back (a later compaction), it still ranks first among the reads.
+    again = parse_ledger(rendered(ledger, room))
+    assert "- src/notifier.nim (read)" in render(again, room)

@@ -156,6 +156,10 @@ class DigestStrategy(BaseModel):
         run, whatever the number of k."""
         wanted = set(ks)
         builder = LedgerBuilder(user_chars=self.user_chars)
+        span = range(run[0].start, run[-1].stop)
+        for index, slot in enumerate(work.slots):
+            if index not in span and slot.message.role == "user" and not slot.message.is_summary:
+                builder.beside(slot.message)  # the user's task, kept verbatim beside it
         out: dict[int, DigestRendering] = {}
         count = 0
         for k, group in enumerate(run[: max(wanted)], start=1):

@@ -105,6 +105,13 @@ class LedgerBuilder:
         self.ledger.messages += count - 1
         self._reader.after_summary()
 
+    def beside(self, message: Message) -> None:
+        """Take in, as context, a message the digest sits beside and does not replace (the
+        user's task, kept verbatim): what its words name counts, nothing of it is recorded."""
+        for event in Reader().read(message):
+            for index in self._readers.get(type(event), ()):
+                self.ledger.sections[index].beside(self.ledger.states[index], event)
+
     def _observe(self, ledger: Ledger, event: Event) -> None:
         for index in self._readers.get(type(event), ()):
             ledger.sections[index].observe(ledger.states[index], event, self._seq)

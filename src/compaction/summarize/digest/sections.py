@@ -70,6 +70,10 @@ class Section(Generic[S]):
     def observe(self, state: S, event: Event, seq: int) -> None:
         """Take in one event (`seq` counts events, for recency)."""
 
+    def beside(self, state: S, event: Event) -> None:
+        """Take in one event of a message the digest sits beside and does not replace (the
+        user's task, kept verbatim): context, not a fact to record. Most sections need none."""
+
     def merge(self, earlier: S, later: S) -> S:
         raise NotImplementedError
 
@@ -380,6 +384,21 @@ _OP_RANK = {"read": 0, "modified": 1, "created": 2, "deleted": 3}
 @dataclass
 class FilesState:
     files: dict[str, str] = field(default_factory=dict)  # path → op, most recent last
+    # The words of the user's messages: a file only read whose name the user used ranks
+    # above the other reads.
+    named: set[str] = field(default_factory=set)
+
+
+@text_cache()
+def _named_words(text: str) -> frozenset[str]:
+    return frozenset(_NAME_WORD.findall(text.lower()))
+
+
+_NAME_WORD = re.compile(r"[a-z0-9][a-z0-9_-]{2,}")
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
 
 
 def note_file(files: dict[str, str], path: str, op: str) -> None:
@@ -402,7 +421,7 @@ class Files(Section[FilesState]):
     """Files touched and what happened to them; changed ones before those only read."""
 
     name = "files"
-    events = (FileTouched,)
+    events = (FileTouched, UserSaid)
     heading = "## Files touched"
 
     def new(self) -> FilesState:
@@ -411,19 +430,33 @@ class Files(Section[FilesState]):
     def observe(self, state: FilesState, event: Event, seq: int) -> None:
         if isinstance(event, FileTouched):
             note_file(state.files, event.path, event.op)
+        else:
+            self.beside(state, event)
+
+    def beside(self, state: FilesState, event: Event) -> None:
+        if isinstance(event, UserSaid):
+            state.named |= _named_words(event.text)
 
     def merge(self, earlier: FilesState, later: FilesState) -> FilesState:
         files = dict(earlier.files)
         for path, op in later.files.items():
             note_file(files, path, op)
-        return FilesState(files)
+        return FilesState(files, earlier.named | later.named)
 
     def items(self, state: FilesState) -> list[Item]:
-        ordered = sorted(
-            enumerate(state.files.items()), key=lambda item: _OP_ORDER.index(item[1][1])
-        )
+        # Changed files first, then those only read; a read the user's words name last of
+        # all and ranked above the other reads (read back, its place keeps it there).
+        def order(item: tuple[int, tuple[str, str]]) -> tuple[int, bool]:
+            path, op = item[1]
+            return _OP_ORDER.index(op), op == "read" and _stem(path) in state.named
+
+        ordered = sorted(enumerate(state.files.items()), key=order)
         return [
-            Item(1 if op != "read" else 3, rank, (f"- {path} ({op})",))
+            Item(
+                1 if op != "read" else 3,
+                rank + (len(ordered) if op == "read" and _stem(path) in state.named else 0),
+                (f"- {path} ({op})",),
+            )
             for rank, (path, op) in ordered
         ]
 
