@@ -943,7 +943,7 @@ VARIANT = (
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
-    "letta-style",
+    "letta-style", "crewai-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1017,6 +1017,31 @@ _LETTA_STEP = re.compile(r"^- \[([ >x-])\] (.+)$")
 _LETTA_STATUS = {" ": "pending", ">": "in_progress", "x": "completed", "-": "cancelled"}
 
 
+#: A CrewAI ReAct step in an assistant message: Thought, Action, Action Input, Observation.
+_CREWAI_STEP = re.compile(
+    r"\AThought: (.+?)\nAction: ([a-z_]+)\nAction Input: (\{.*?\})\nObservation: (.*)\Z", re.DOTALL
+)
+_CREWAI_STATUS = {"todo": "pending", "doing": "in_progress", "done": "completed",
+                  "dropped": "cancelled"}  # fmt: skip
+
+
+def _crewai_step(text: str) -> tuple[str, str, dict[str, Any], str] | None:
+    """(thought, tool, arguments, observation) of a CrewAI ReAct step, if `text` is one."""
+    step = _CREWAI_STEP.match(text)
+    if step is None:
+        return None
+    return step[1], step[2], json.loads(step[3]), step[4]
+
+
+def _crewai_checklist(text: str) -> list[dict[str, str]] | None:
+    """The items of a CrewAI agent's `task_checklist` step, if `text` is one."""
+    step = _crewai_step(text)
+    if step is None or step[1] != "task_checklist":
+        return None
+    return [{"description": i["step"], "status": _CREWAI_STATUS[i["status"]]}
+            for i in step[2]["items"]]  # fmt: skip
+
+
 def _letta_block(block: str, call_name: str, arguments: dict[str, Any]) -> str:
     """A memory block after one of Letta's memory_insert / memory_replace calls, applied as
     its function set applies them."""
@@ -1046,8 +1071,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     Augment's tasks by the ids its `add_tasks` answers give them, Open Interpreter's plan
     recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
     list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold,
-    Roo's `update_todo_list` checklists, or a letta-style agent's plan memory block as its
-    memory edits leave it."""
+    Roo's `update_todo_list` checklists, a letta-style agent's plan memory block as its
+    memory edits leave it, or a CrewAI agent's `task_checklist` steps."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1064,6 +1089,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
         text = message.text if message.role == "assistant" else ""
         if (smol := _smolagents_plan(text)) is not None:
             lists.append(smol)
+        if (crew := _crewai_checklist(text)) is not None:
+            lists.append(crew)
         if text.startswith(PLAN_OPENERS):
             steps = [_PLAN_STEP.match(line) for line in text.splitlines()[1:] if line]
             assert all(steps), text
@@ -2384,6 +2411,7 @@ def _voice(family: str) -> type[Voice]:
         "trae-style",
         "roo-style",
         "letta-style",
+        "crewai-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2395,8 +2423,10 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "family", ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style"]
-)
+    "family",
+    ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style",
+     "crewai-style"],
+)  # fmt: skip
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
     for plan in plans:
@@ -2826,3 +2856,117 @@ def test_roo_style_is_measured_as_anthropic_messages_too() -> None:
             assert [b["type"] for b in blocks] == ["tool_result", "text"]
             assert blocks[1]["text"].startswith("<environment_details>\n")
         assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+#: The tools a crewai-style agent names in its `Action:` lines, and the arguments each takes.
+_CREWAI_TOOLS = {
+    "read_a_files_content": {"file_path", "start_line", "line_count"},
+    "file_writer_tool": {"filename", "content", "directory", "overwrite"},
+    "list_files_in_directory": {"directory"},
+    "run_shell_command": {"command"},
+    "replace_text_in_file": {"file_path", "old_text", "new_text"},
+    "search_code": {"pattern", "directory"},
+    "task_checklist": {"items"},
+}
+
+
+def test_crewai_style_speaks_crewais_react_protocol() -> None:
+    from compaction.eval.families.crewai import FEEDBACK, FINAL_THOUGHT, TOOL_NAMES
+
+    assert set(TOOL_NAMES) == set(_CREWAI_TOOLS)
+    feedback = re.compile(re.escape(FEEDBACK).replace(re.escape("{feedback}"), "(.+)") + r"\Z")
+    for session in sessions("crewai-style"):
+        messages = session.conversation.messages
+        # Text ReAct, not provider tool calls; the tools are listed in the system prompt.
+        assert all(not m.tool_calls and not m.tool_results for m in messages)
+        system = messages[0].text
+        assert system.startswith("You are Crystal Shard Maintainer. ")
+        for name in _CREWAI_TOOLS:
+            assert f"Tool Name: {name}\nTool Arguments: {{" in system
+        assert messages[1].role == "user"
+        assert messages[1].text.startswith("\nCurrent Task: ")
+        assert messages[1].text.endswith("your job depends on it!\n\nThought:")
+        used: set[str] = set()
+        finals = 0
+        running = True
+        for message in messages[2:]:
+            text = message.text
+            if message.role == "user":
+                # The human speaks only after a Final Answer, as CrewAI's feedback.
+                assert not running and feedback.match(text), text[:120]
+                running = True
+                continue
+            assert message.role == "assistant" and running
+            if text.startswith(f"Thought: {FINAL_THOUGHT}\nFinal Answer: "):
+                assert "\nAction:" not in text
+                finals += 1
+                running = False
+                continue
+            step = _crewai_step(text)
+            assert step, text[:200]
+            _, tool, arguments, observation = step
+            used.add(tool)
+            assert set(arguments) <= _CREWAI_TOOLS[tool], tool
+            if tool == "run_shell_command":
+                assert re.match(r"exit code: \d+(\n|\Z)", observation)
+            elif tool == "file_writer_tool":
+                path = f"{arguments['directory']}/{arguments['filename']}"
+                assert observation == f"Content successfully written to {path}"
+            elif tool == "replace_text_in_file":
+                assert observation == f"Replaced 1 occurrence in {arguments['file_path']}"
+            elif tool == "list_files_in_directory":
+                assert observation.startswith("File paths: \n-/home/dev/relaycast/")
+            elif tool == "task_checklist":
+                assert observation.startswith("Checklist saved:\n")
+        assert used == set(_CREWAI_TOOLS)
+        # The session ends on the agent's last Final Answer.
+        assert not running and finals >= 5
+
+
+_CRYSTAL_COUNTS = re.compile(r"^(\d+) examples, (\d+) failures, 0 errors, 0 pending$", re.M)
+_CRYSTAL_FAILED = re.compile(r"^crystal spec (spec/[a-z]+_spec\.cr):(\d+) # (.+)$", re.M)
+
+
+def test_crewai_style_speaks_crystal_spec_shards_and_ameba() -> None:
+    from compaction.eval.families.crewai import BENCH, BUILD, TEST
+
+    for session in sessions("crewai-style"):
+        text = conversation_text(session.conversation)
+        runs = [m.text for m in session.conversation.messages
+                if m.role == "assistant" and f'{{"command": "{TEST}"}}' in m.text]  # fmt: skip
+        assert len(runs) == 2
+        counts = []
+        for run in runs:
+            output = run.split("\nObservation: exit code: 1\n", 1)[1]
+            assert re.match(r"[.F]+\n\nFailures:\n\n  1\) ", output)
+            [(total, failed)] = _CRYSTAL_COUNTS.findall(output)
+            assert re.search(r"^Finished in \d+\.\d\d milliseconds$", output, re.M)
+            assert output.split("\n", 1)[0].count("F") == int(failed)
+            failures = _CRYSTAL_FAILED.findall(output.split("\nFailed examples:\n", 1)[1])
+            assert len(failures) == int(failed)
+            for file, line, name in failures:
+                # Each failed example has its block above, pointing into its spec file.
+                block = re.split(r"\n\n(?=  \d+\) |Finished in )",
+                                 output.split(f") {name}\n", 1)[1])[0]  # fmt: skip
+                assert "     Failure/Error: " in block and "       Expected: " in block
+                assert f"     # {file}:{int(line) + 1}" in block
+            counts.append((int(total), int(failed)))
+        (t1, f1), (t2, f2) = counts
+        assert (f1, f2) == (3, 1) and t2 == t1
+        # The compile error, then the same build clean.
+        assert re.search(r"Error target relaycast failed to compile:\nShowing last frame\. "
+                         r"Use --error-trace for full trace\.\n\nIn src/[a-z]+\.cr:\d+:\d+\n\n"
+                         r" \d+ \|   [a-z]+_send\(batch, tenant_id\)\n +\^-+\n"
+                         r"Error: undefined local variable or method 'tenant_id' for top-level",
+                         text)  # fmt: skip
+        assert text.count(f'{{"command": "{BUILD}"}}') == 2
+        assert "exit code: 0\nDependencies are satisfied\nBuilding: relaycast" in text
+        assert "batch.tenant_id" in text
+        assert "Resolving dependencies\n" in text and "\nWriting shard.lock" in text
+        assert re.search(r"\n\[C\] Layout/LineLength: Line too long\n", text)
+        assert re.search(r"\n\d+ inspected, 1 failure", text)
+        assert re.search(r"exit code: 1\nformatting 'src/[a-z_]+\.cr' produced changes", text)
+        figure = next(f for f in session.facts if f.category == "identifier" and "." in f.probe[0])
+        assert f'{{"command": "{BENCH}"}}' in text
+        assert re.search(rf"redeliver_batch +\d+\.\d\d  \({re.escape(figure.probe[0])}µs\) "
+                         r"\(± \d\.\d\d%\)", text)  # fmt: skip

@@ -68,8 +68,10 @@ by its own eyes:
   `<returncode>`), and a code agent's Python (smolagents' `<code>` or ```py blocks answered
   by `Observation:`): each call of a tool function in the code is a tool call by that name
   with its literal keyword arguments (`edit_file(path=…)`, `run_shell(command=…)`), none when
-  the code raised (`Error:`). Windows paths (`absolutePath` of Cline) are named by their last
-  component.
+  the code raised (`Error:`), and a CrewAI agent's ReAct steps (`Action:` and the JSON object
+  of `Action Input:`, answered in the same text by `Observation:`), FileWriterTool's file
+  being its `directory` and `filename` together. Windows paths (`absolutePath` of Cline) are
+  named by their last component.
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
   through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
@@ -616,7 +618,7 @@ _EDITOR_COMMANDS: Mapping[str, _FileOp] = {
 _NAME_WORDS: tuple[tuple[frozenset[str], _FileOp], ...] = (
     (frozenset({"delete", "remove", "unlink", "rm"}), "deleted"),
     (frozenset({"create", "new", "touch"}), "created"),
-    (frozenset({"write", "save", "overwrite", "put"}), "written"),
+    (frozenset({"write", "writer", "save", "overwrite", "put"}), "written"),
     (
         frozenset({"edit", "replace", "insert", "append", "patch", "modify", "update"}),
         "modified",
@@ -708,6 +710,7 @@ def _actions(conversation: Conversation) -> list[_Action]:
             action = _traj_action(message) or _text_action(message, following)
             if not calls and action is None:
                 actions += _code_actions(i, message, following, open_file, cwd)
+                actions += _react_actions(i, message, open_file, cwd)
             if not calls and action is not None:
                 observed = following is not None and following.role in ("user", "tool")
                 output = message_text(following) if observed and following else None
@@ -789,6 +792,37 @@ def _code_actions(
             )
             found.append(action)
     return found
+
+
+#: A CrewAI ReAct step: `Action: <tool>` and `Action Input: <JSON object>`, the tool's answer
+#: appended to the same assistant text as `Observation: …` (its executor's layout).
+_REACT_ACTION = re.compile(r"^Action: *([A-Za-z0-9_]+) *\nAction Input: *(?=\{)", re.MULTILINE)
+_REACT_OBSERVED = re.compile(r"[ \t]*\nObservation: ?")
+
+
+def _react_actions(
+    index: int, message: Message, open_file: str | None, cwd: str | None
+) -> list[_Action]:
+    """A CrewAI agent's tool call written in its text: the tool named on the `Action:` line
+    with the JSON object of `Action Input:` as its arguments, answered in the same message by
+    `Observation:`. FileWriterTool names its file by `directory` and `filename`: the file is
+    the one they name together."""
+    text = message_text(message)
+    found = _REACT_ACTION.search(text)
+    if found is None:
+        return []
+    try:
+        arguments, end = json.JSONDecoder().raw_decode(text, found.end())
+    except ValueError:
+        return []
+    observed = _REACT_OBSERVED.match(text, end)
+    if not isinstance(arguments, dict) or observed is None:
+        return []
+    directory, filename = arguments.get("directory"), arguments.get("filename")
+    if isinstance(directory, str) and directory.strip() and isinstance(filename, str):
+        arguments = {**arguments, "filename": f"{directory.rstrip('/')}/{filename}"}
+    output = text[observed.end() :]
+    return [_Action(index, found.group(1), arguments, "", output, index, False, open_file, cwd)]
 
 
 _SEARCH = "<<<<<<< SEARCH"

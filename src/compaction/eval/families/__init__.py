@@ -21,6 +21,7 @@ from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
 from compaction.eval.families.continue_dev import ContinueVoice
 from compaction.eval.families.copilot import CopilotVoice
+from compaction.eval.families.crewai import CrewAIVoice
 from compaction.eval.families.crush import CrushVoice
 from compaction.eval.families.cursor import CursorVoice
 from compaction.eval.families.deepagents import DeepAgentsVoice
@@ -68,6 +69,7 @@ _VOICES: tuple[type[Voice], ...] = (
     TraeVoice,
     RooVoice,
     LettaVoice,
+    CrewAIVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

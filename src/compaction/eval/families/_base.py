@@ -531,6 +531,16 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 f"    if item.{b} == key: result.add item.id",
                 "",
             ]
+        elif lang == "cr":
+            # Crystal: typed parameters (`name : Type`), nilable defaults; no filler word is
+            # a Crystal keyword.
+            out += [
+                f"def {name}({a} : {a.title()}, {b} : String? = nil) : Array(String)",
+                f'  key = {b} || "{rng.choice(_WORDS)}"',
+                f"  {a}.items.select {{ |x| x.{b} == key }}.map(&.id)",
+                "end",
+                "",
+            ]
         elif lang == "erl":
             # No filler word is an Erlang reserved word; variables are capitalised.
             fun = name
