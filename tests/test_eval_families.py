@@ -943,7 +943,7 @@ VARIANT = (
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
-    "letta-style", "crewai-style",
+    "letta-style", "crewai-style", "autogen-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1012,6 +1012,30 @@ def _smolagents_plan(text: str) -> list[dict[str, str]] | None:
     return [{"description": m[1], "status": _SMOL_STATUS[m[2]]} for m in steps if m]
 
 
+#: A step of the plan an AutoGen assistant writes in its prose, with its mark.
+_AUTOGEN_STEP = re.compile(r"^\d+\. \[(done|in progress|to do|dropped)\] (.+)$")
+_AUTOGEN_STATUS = {"done": "completed", "in progress": "in_progress", "to do": "pending",
+                   "dropped": "cancelled"}  # fmt: skip
+
+
+def _autogen_plan(text: str) -> list[dict[str, str]] | None:
+    """The steps of the plan an AutoGen assistant's message writes, if it writes one."""
+    from compaction.eval.families.autogen import PLAN_OPENERS as AUTOGEN_OPENERS
+
+    lines = text.splitlines()
+    starts = [k for k, line in enumerate(lines) if line in AUTOGEN_OPENERS]
+    if not starts:
+        return None
+    steps = []
+    for line in lines[starts[0] + 1 :]:
+        if not line:
+            break
+        match = _AUTOGEN_STEP.match(line)
+        assert match, line
+        steps.append({"description": match[2], "status": _AUTOGEN_STATUS[match[1]]})
+    return steps
+
+
 #: A to-do line of a letta-style agent's `plan` memory block, and its marks.
 _LETTA_STEP = re.compile(r"^- \[([ >x-])\] (.+)$")
 _LETTA_STATUS = {" ": "pending", ">": "in_progress", "x": "completed", "-": "cancelled"}
@@ -1072,7 +1096,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
     list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold,
     Roo's `update_todo_list` checklists, a letta-style agent's plan memory block as its
-    memory edits leave it, or a CrewAI agent's `task_checklist` steps."""
+    memory edits leave it, a CrewAI agent's `task_checklist` steps, or the plans an AutoGen
+    assistant writes in its prose."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1091,6 +1116,8 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
             lists.append(smol)
         if (crew := _crewai_checklist(text)) is not None:
             lists.append(crew)
+        if (autogen := _autogen_plan(text)) is not None:
+            lists.append(autogen)
         if text.startswith(PLAN_OPENERS):
             steps = [_PLAN_STEP.match(line) for line in text.splitlines()[1:] if line]
             assert all(steps), text
@@ -2412,6 +2439,7 @@ def _voice(family: str) -> type[Voice]:
         "roo-style",
         "letta-style",
         "crewai-style",
+        "autogen-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2425,7 +2453,7 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
 @pytest.mark.parametrize(
     "family",
     ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style",
-     "crewai-style"],
+     "crewai-style", "autogen-style"],
 )  # fmt: skip
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
@@ -2970,3 +2998,143 @@ def test_crewai_style_speaks_crystal_spec_shards_and_ameba() -> None:
         assert f'{{"command": "{BENCH}"}}' in text
         assert re.search(rf"redeliver_batch +\d+\.\d\d  \({re.escape(figure.probe[0])}µs\) "
                          r"\(± \d\.\d\d%\)", text)  # fmt: skip
+
+
+def test_the_ruler_reads_the_code_blocks_an_autogen_executor_ran() -> None:
+    # AutoGen's assistant writes code in markdown blocks; its user proxy runs them and answers
+    # `exitcode: N (…)` / `Code output:`. Shell blocks are commands, Python blocks change the
+    # files they write; a block in a language the executor does not know was not run, and
+    # a block nobody answered is only a suggestion.
+    patch = (
+        "# filename: patch_outbox.py\nfrom pathlib import Path\n\n"
+        'path = Path("src/Outbox.elm")\ntext = path.read_text()\n'
+        'path.write_text(text.replace("a", "b"))'
+    )
+    messages = [
+        {"role": "user", "content": "fix the outbox", "name": "user_proxy"},
+        {"role": "assistant", "content": f"Patch it.\n\n```python\n{patch}\n```",
+         "name": "assistant"},
+        {"role": "user", "content": "exitcode: 0 (execution succeeded)\nCode output: done\n",
+         "name": "user_proxy"},
+        {"role": "assistant", "name": "assistant",
+         "content": "Remove the shim.\n\n```sh\ngit rm src/LegacyShim.elm\n```"},
+        {"role": "user", "content": "exitcode: 0 (execution succeeded)\nCode output: rm "
+                                    "'src/LegacyShim.elm'\n", "name": "user_proxy"},
+        {"role": "assistant", "content": "```elm\nmodule Never exposing (..)\n```\n\n"
+                                         "```sh\ntouch src/Never.elm\n```", "name": "assistant"},
+        {"role": "user", "content": "exitcode: 1 (execution failed)\nCode output: \n"
+                                    "unknown language elm", "name": "user_proxy"},
+        {"role": "assistant", "content": "```sh\ntouch src/Unrun.elm\n```\n\nTERMINATE",
+         "name": "assistant"},
+        {"role": "user", "content": "stop there", "name": "user_proxy"},
+    ]  # fmt: skip
+    facts = extract_probes(OPENAI.decode({"model": "gpt-4o", "messages": messages}))
+    found = {(f.category, f.probe[0]) for f in facts}
+    assert {("file_modified", "src/Outbox.elm"), ("file_deleted", "src/LegacyShim.elm"),
+            ("command", "git rm src/LegacyShim.elm")} <= found  # fmt: skip
+    assert "src/Unrun.elm" not in {p for _, p in found}
+
+
+_EXECUTED = re.compile(r"\Aexitcode: (\d+) \(execution (succeeded|failed)\)\nCode output: ")
+_MARKDOWN_BLOCK = re.compile(r"```(\w+)\n(.*?)\n```", re.DOTALL)
+
+
+def test_autogen_style_talks_through_code_blocks_and_its_executors_answers() -> None:
+    import ast
+
+    from compaction.eval.families.autogen import DEFAULT_SYSTEM_MESSAGE, PROXY, TERMINATE
+
+    for session in sessions("autogen-style"):
+        messages = session.conversation.messages
+        assert messages[0].role == "system"
+        assert messages[0].text.startswith(DEFAULT_SYSTEM_MESSAGE)
+        assert all(not m.tool_calls and not m.tool_results for m in messages)
+        # Turns alternate, the assistant and the user proxy, each message named by its sender.
+        roles = [m.role for m in messages[1:]]
+        assert roles == ["user", "assistant"] * (len(roles) // 2)
+        named = [m.provider_data.get("openai.name", m.name) for m in messages[1:]]
+        assert set(named) == {"assistant", PROXY}
+        handed_over = True  # the task opens the chat
+        unknown = 0
+        for k, message in enumerate(messages[1:], 1):
+            text = message.text
+            if message.role == "user":
+                executed = _EXECUTED.match(text)
+                # The human speaks only when the assistant handed over with TERMINATE.
+                assert bool(executed) != handed_over, text[:80]
+                continue
+            blocks = _MARKDOWN_BLOCK.findall(text)
+            handed_over = text.endswith(f"\n\n{TERMINATE}")
+            if handed_over:
+                assert not blocks and text.count(TERMINATE) == 1
+                continue
+            assert len(blocks) == 1, text[:200]  # "Don't include multiple code blocks"
+            [(language, code)] = blocks
+            assert language in ("sh", "python", "elm")
+            answer = messages[k + 1].text
+            status = _EXECUTED.match(answer)
+            assert status and (status[1] == "0") == (status[2] == "succeeded")
+            if language == "elm":
+                # Not a language the local executor runs: it says so, and the next block
+                # writes the file from a shell heredoc.
+                unknown += 1
+                assert answer == (
+                    "exitcode: 1 (execution failed)\nCode output: \nunknown language elm"
+                )
+                assert "cat > src/" in messages[k + 2].text
+            if language == "python":
+                assert code.startswith("# filename: patch_")
+                ast.parse(code)
+        assert unknown == 1
+        assert messages[-1].role == "assistant" and handed_over
+
+
+_ELM_TEST_COUNTS = re.compile(r"^Passed:   (\d+)\nFailed:   (\d+)$", re.M)
+_ELM_TEST_FAILURE = re.compile(
+    r"^↓ (\w+)Test\n↓ \1\.flushParked\n✗ (.+)\n\n    (\S+)\n    ╷\n    │ Expect\.equal\n"
+    r"    ╵\n    (\S+)\n",
+    re.M,
+)
+
+
+def test_autogen_style_speaks_elm_make_elm_test_elm_review_and_elm_format() -> None:
+    from compaction.eval.families.autogen import BENCH, BUILD, TEST
+
+    for session in sessions("autogen-style"):
+        text = conversation_text(session.conversation)
+        runs = [m.text for m in session.conversation.messages
+                if m.role == "user" and "elm-test 0.19.1-revision12" in m.text]  # fmt: skip
+        assert len(runs) == 2 and f"```sh\n{TEST}\n```" in text
+        counts = []
+        for run in runs:
+            assert run.startswith("exitcode: 1 (execution failed)\nCode output: elm-test ")
+            [total] = re.findall(r"^Running (\d+) tests\. To reproduce these results, run: "
+                                 r"elm-test --fuzz 100 --seed \d+$", run, re.M)  # fmt: skip
+            [(passed, failed)] = _ELM_TEST_COUNTS.findall(run)
+            assert int(total) == int(passed) + int(failed)
+            failures = _ELM_TEST_FAILURE.findall(run)
+            assert len(failures) == int(failed) and "\nTEST RUN FAILED\n" in run
+            for module, name, actual, expected in failures:
+                assert name.startswith(module.lower() + " ") and actual != expected
+            counts.append((int(failed), int(passed)))
+        (f1, p1), (f2, p2) = counts
+        assert (f1, f2) == (3, 1) and p2 == p1 + 2
+        # The type error of the send without its tenant, then the same build succeeding.
+        broken = re.search(
+            r"Detected problems in 1 module\.\n-- TYPE MISMATCH -+ src/(\w+)\.elm\n\n"
+            r"Something is off with the body of the `flushParked` definition:\n\n"
+            r"\d+\|    (\w+)Send batch\n +\^+\nThis `\2Send` call produces:", text)  # fmt: skip
+        assert broken and broken[1].lower() == broken[2]
+        assert "Hint: It looks like it takes too few arguments. I was expecting 1 more." in text
+        assert text.count(f"```sh\n{BUILD}\n```") == 2
+        assert re.search(r"Code output: Success! Compiled \d+ modules\.\n\n    Main ───> /dev/null",
+                         text)  # fmt: skip
+        assert f"{broken[2]}Send batch batch.tenantId" in text
+        # elm-review's finding (exiting 1) and elm-format's clean validation.
+        assert re.search(r"exitcode: 1 \(execution failed\)\nCode output: -- ELM-REVIEW ERROR -+ "
+                         r"src/Outbox\.elm:\d+:1\n", text)  # fmt: skip
+        assert "I found 1 error in 1 file." in text
+        assert "```sh\nelm-format --validate src/ tests/\n```" in text
+        figure = next(f for f in session.facts if f.category == "identifier" and "." in f.probe[0])
+        assert f"```sh\n{BENCH}\n```" in text
+        assert f"    mean per run (µs): {figure.probe[0]}" in text

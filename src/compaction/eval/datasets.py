@@ -68,10 +68,12 @@ by its own eyes:
   `<returncode>`), and a code agent's Python (smolagents' `<code>` or ```py blocks answered
   by `Observation:`): each call of a tool function in the code is a tool call by that name
   with its literal keyword arguments (`edit_file(path=…)`, `run_shell(command=…)`), none when
-  the code raised (`Error:`), and a CrewAI agent's ReAct steps (`Action:` and the JSON object
+  the code raised (`Error:`), a CrewAI agent's ReAct steps (`Action:` and the JSON object
   of `Action Input:`, answered in the same text by `Observation:`), FileWriterTool's file
-  being its `directory` and `filename` together. Windows paths (`absolutePath` of Cline) are
-  named by their last component.
+  being its `directory` and `filename` together; AutoGen's markdown code blocks answered by
+  its user proxy's `exitcode: N (…)` / `Code output:` are code-running calls of their
+  language (shell or Python; a block in another language is not run). Windows paths
+  (`absolutePath` of Cline) are named by their last component.
   Windsurf's Cascade names its file in `TargetFile`/`AbsolutePath` and its command in
   `CommandLine`; GitHub Copilot's agent mode names its file in `filePath` and runs commands
   through `run_in_terminal`; Warp's `edit_files` names its files in the items of its `diffs`
@@ -711,6 +713,7 @@ def _actions(conversation: Conversation) -> list[_Action]:
             if not calls and action is None:
                 actions += _code_actions(i, message, following, open_file, cwd)
                 actions += _react_actions(i, message, open_file, cwd)
+                actions += _executed_blocks(i, message, following, open_file, cwd)
             if not calls and action is not None:
                 observed = following is not None and following.role in ("user", "tool")
                 output = message_text(following) if observed and following else None
@@ -823,6 +826,36 @@ def _react_actions(
         arguments = {**arguments, "filename": f"{directory.rstrip('/')}/{filename}"}
     output = text[observed.end() :]
     return [_Action(index, found.group(1), arguments, "", output, index, False, open_file, cwd)]
+
+
+#: A markdown code block as AutoGen's executors extract them (`CODE_BLOCK_PATTERN`), and the
+#: user proxy's answer to the blocks of a message (`exitcode: 0 (execution succeeded)`).
+_MARKDOWN_BLOCK = re.compile(r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n[ \t]*```", re.DOTALL)
+_EXECUTED = re.compile(r"\A\s*exitcode: -?\d+ \(execution (?:succeeded|failed)\)\nCode output:")
+
+
+def _executed_blocks(
+    index: int,
+    message: Message,
+    following: Message | None,
+    open_file: str | None,
+    cwd: str | None,
+) -> list[_Action]:
+    """The code blocks of an assistant message that a code executor ran, as AutoGen's user
+    proxy answers them (`exitcode: N (…)` then `Code output:`): each shell or Python block is
+    a code-running call {language, code}; a block in another language was not run."""
+    answer = message_text(following) if following is not None else ""
+    if following is None or following.role not in ("user", "tool") or not _EXECUTED.match(answer):
+        return []
+    found: list[_Action] = []
+    for block in _MARKDOWN_BLOCK.finditer(message_text(message)):
+        language, code = (block.group(1) or "").lower(), block.group(2)
+        if language in _SHELL_LANGUAGES | _PYTHON_LANGUAGES:
+            arguments = {"language": language, "code": code}
+            found.append(
+                _Action(index, "execute", arguments, "", answer, index + 1, False, open_file, cwd)
+            )
+    return found
 
 
 _SEARCH = "<<<<<<< SEARCH"

@@ -16,6 +16,7 @@ from typing import Final
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.amp import AmpVoice
 from compaction.eval.families.augment import AugmentVoice
+from compaction.eval.families.autogen import AutoGenVoice
 from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
 from compaction.eval.families.codex import CodexVoice
@@ -70,6 +71,7 @@ _VOICES: tuple[type[Voice], ...] = (
     RooVoice,
     LettaVoice,
     CrewAIVoice,
+    AutoGenVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

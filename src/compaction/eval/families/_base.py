@@ -550,6 +550,20 @@ def code_file(rng: random.Random, lang: str, lines: int) -> str:
                 f"    lists:sort(fun(P, Q) -> P#{a}.{rng.choice(_WORDS)} =< Q#{a}.id end, Found).",
                 "",
             ]
+        elif lang == "elm":
+            # `import` is an Elm keyword: as a name it becomes a participle.
+            a, b = ("imported" if w == "import" else w for w in (a, b))
+            fun = lower_camel(name)
+            out += [
+                f"{fun} : {camel(a)} -> Maybe String -> List String",
+                f"{fun} {a} {b} =",
+                "    let",
+                "        key =",
+                f'            Maybe.withDefault "{rng.choice(_WORDS)}" {b}',
+                "    in",
+                f"    List.map .id (List.filter (\\x -> x.{b} == key) {a}.items)",
+                "",
+            ]
         else:
             out += [
                 f"export function {name.replace('_', '')}({a}: {a.title()}, {b}?: string) {{",
