@@ -1864,3 +1864,81 @@ def test_a_file_only_read_that_the_user_named_outranks_later_reads() -> None:
     # Read back (a later compaction), it still ranks first among the reads.
     again = parse_ledger(rendered(ledger, room))
     assert "- src/notifier.nim (read)" in render(again, room)
+
+
+def test_code_blocks_run_by_a_user_proxy_are_commands_and_its_reply_their_output() -> None:
+    # AutoGen: the assistant writes ```sh blocks; the user proxy runs them and answers
+    # `exitcode: N (execution succeeded|failed)` then `Code output:`.
+    ledger = extract_ledger(
+        [
+            say("user", "Fix the review findings in the outbox."),
+            say("assistant", "Let me run `npx elm-review`.\n\n```sh\nnpx elm-review\n```"),
+            say(
+                "user",
+                "exitcode: 1 (execution failed)\nCode output: -- ELM-REVIEW ERROR --- "
+                "src/Outbox.elm:88:1\nNoUnused.Variables: `tenantId` is not used.",
+            ),
+            say(
+                "assistant",
+                "First I need to see src/Backoff.elm.\n\n```sh\ncat src/Backoff.elm\n```",
+            ),
+            say(
+                "user",
+                "exitcode: 0 (execution succeeded)\nCode output: module Backoff exposing (..)",
+            ),
+        ]
+    )
+    commands = ledger.state("commands").commands
+    assert [(c.command, c.outcome) for c in commands.values()] == [
+        ("npx elm-review", "exit 1"),
+        ("cat src/Backoff.elm", "ok"),
+    ]
+    assert ledger.state("files").files == {"src/Backoff.elm": "read"}
+    assert user_messages(ledger) == ["Fix the review findings in the outbox."]
+
+
+def test_a_react_agents_steps_are_actions_and_their_observations_output() -> None:
+    # CrewAI (LangChain's ReAct text protocol): `Action:` and `Action Input:` in the text,
+    # the tool's answer appended to the same message after `Observation:`.
+    def step(thought: str, tool: str, arguments: dict[str, object], observation: str) -> Message:
+        return say(
+            "assistant",
+            f"Thought: {thought}\nAction: {tool}\nAction Input: {json.dumps(arguments)}\n"
+            f"Observation: {observation}",
+        )
+
+    ledger = extract_ledger(
+        [
+            say("user", "Current Task: make the outbox resend parked envelopes."),
+            step(
+                "Let me read src/tenancy.cr first.",
+                "read_a_files_content",
+                {"file_path": "src/tenancy.cr"},
+                "def account_depot(session)\n  x\nend",
+            ),
+            step(
+                "Run the specs.",
+                "run_shell_command",
+                {"command": "crystal spec"},
+                "exit code: 1\n37 examples, 1 failures, 0 errors, 0 pending",
+            ),
+            step(
+                "Write the queue.",
+                "file_writer_tool",
+                {"filename": "outbox_queue.cr", "directory": "src", "content": "x"},
+                "Content successfully written to src/outbox_queue.cr",
+            ),
+            say(
+                "assistant",
+                "Thought: I now know the final answer\nFinal Answer: Going with a "
+                "bounded worker pool of fibers.",
+            ),
+        ]
+    )
+    files = ledger.state("files").files
+    assert files["src/tenancy.cr"] == "read" and files["src/outbox_queue.cr"] == "created"
+    assert [c.command for c in ledger.state("commands").commands.values()] == ["crystal spec"]
+    text = rendered(ledger)
+    assert "37 examples, 1 failures" in text
+    assert "account_depot" not in text, "a tool's answer is no prose of the assistant"
+    assert "bounded worker pool of fibers" in text

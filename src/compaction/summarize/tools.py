@@ -1058,7 +1058,7 @@ NAME_WORD_OPS: tuple[tuple[FileOp, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("written", frozenset({"write", "save", "overwrite", "put"})),
+    ("written", frozenset({"write", "writer", "save", "overwrite", "put"})),
     (
         "read",
         frozenset(
@@ -1100,8 +1100,17 @@ def _fallback_command(forms: Mapping[str, object]) -> str | None:
 
 
 def _fallback_paths(forms: Mapping[str, object]) -> list[str]:
-    """The paths under the usual path argument names, in arguments keyed by `_key_form`."""
-    return [p for p in _paths(forms, _FALLBACK_PATH_FORMS) if _plausible_path(p)]
+    """The paths under the usual path argument names, in arguments keyed by `_key_form`; a
+    bare file name beside a directory argument is in that directory (CrewAI's
+    FileWriterTool: `directory` and `filename`)."""
+    paths = [p for p in _paths(forms, _FALLBACK_PATH_FORMS) if _plausible_path(p)]
+    directory = next((forms[k] for k in _DIRECTORY_FORMS if isinstance(forms.get(k), str)), "")
+    if isinstance(directory, str) and directory.strip(" ./"):
+        paths = [p if "/" in p else f"{directory.rstrip('/')}/{p}" for p in paths]
+    return paths
+
+
+_DIRECTORY_FORMS = ("directory", "dir", "folder")
 
 
 def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Action]:
@@ -1414,6 +1423,9 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
     plan = plan_in_prose(text)
     if plan:
         actions.append(Action("todos", todos=plan))
+    step = react_step(text)
+    if step is not None:
+        actions.extend(actions_of_call(step[0], step[1]))
     if blocks:
         tag, body, before = blocks[-1]
         if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
@@ -1421,6 +1433,33 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
         elif tag in PYTHON_FENCES:
             actions.extend(python_actions(body))
     return tuple(actions)
+
+
+# The ReAct text protocol (LangChain's ReAct agents, CrewAI): `Action: <tool>`, then
+# `Action Input: <arguments>` (a JSON object, or text), then the tool's answer after
+# `Observation:`, in the same message where the executor appends it there (CrewAI).
+_REACT_ACTION = re.compile(r"^Action:[ \t]*([\w.-]+)[ \t]*\nAction Input:[ \t]*", re.MULTILINE)
+_REACT_OBSERVATION = re.compile(r"[ \t]*\nObservation:[ \t]?")
+
+
+def react_step(text: str) -> tuple[str, dict[str, object], str | None] | None:
+    """The tool, arguments and (when the message holds it) observation of a ReAct step
+    written in `text`; None when it writes none. Arguments that are no JSON object are the
+    tool's one input (`{"input": text}`)."""
+    if "Action Input:" not in text:
+        return None
+    found = _REACT_ACTION.search(text)
+    if found is None:
+        return None
+    observed = _REACT_OBSERVATION.search(text, found.end())
+    raw = text[found.end() : observed.start() if observed else len(text)].strip()
+    try:
+        arguments = json.loads(raw)
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        arguments = {"input": raw}
+    return found.group(1), arguments, text[observed.end() :] if observed else None
 
 
 def _line_before(text: str, position: int) -> str:
@@ -1613,6 +1652,10 @@ EXIT_STATUS_SHAPES: tuple[ExitStatusShape, ...] = (
         hint="exit code",
     ),
     ExitStatusShape(("mini-swe-agent",), re.compile(r"<returncode>(-?\d+)</returncode>")),
+    # AutoGen's code executors answer the blocks they ran with it.
+    ExitStatusShape(
+        ("autogen",), re.compile(r"exitcode: (-?\d+) \(execution (?:succeeded|failed)\)")
+    ),
     # Gemini CLI states the exit code only when it is not zero.
     ExitStatusShape(
         _GEMINI,

@@ -148,6 +148,7 @@ class Reader:
         # Commands written in text awaiting their output, and whether any action was.
         self._pending_actions: list[str] = []
         self._awaiting = False
+        self._after_summary = False  # the message read last was a summary
         self._pending_edit: tools.FileOp | None = None  # an edit of the open file, written
         self._open_file: str | None = None
         self._question: str | None = None
@@ -164,8 +165,9 @@ class Reader:
                 yield EarlierSummary(full_text(summary), summary.replaced)
             self.after_summary()
             return
+        after_summary, self._after_summary = self._after_summary, False
         if message.is_observation:
-            yield from self._outcome(message.text)
+            yield from self._outcome(message.text, after_summary=after_summary)
             self._open_file = _open_file_in(message.text) or self._open_file
             return
         if message.role == "user":
@@ -175,7 +177,7 @@ class Reader:
                     # An environment's reply to the action (mini-SWE-agent, smolagents), not
                     # words; the user's next task may follow it in the same message.
                     output, _, text = text.partition(_NEXT_TASK)
-                    yield from self._outcome(output)
+                    yield from self._outcome(output, after_summary=after_summary)
                     if not text.strip():
                         return
                 self._pending_actions = []
@@ -242,12 +244,17 @@ class Reader:
                     if action.text not in _without_code(message.text):
                         yield AssistantSaid(action.text, None)
                     yield Finished(action.text)
+            observed = _observation_in(message.text) if actions else None
+            if observed is not None:
+                # The executor wrote the action's output into the same message (CrewAI).
+                yield from self._outcome(observed)
 
     def after_summary(self) -> None:
         """A summary was read: the span it replaced may end on an action written in text,
         whose reply stayed verbatim as the turn the model was about to read. A reply in that
         shape next is output, not the user's words."""
         self._awaiting = True
+        self._after_summary = True
 
     def pending(self) -> Iterator[Event]:
         """What an action written last, whose output the span does not hold, still says:
@@ -255,7 +262,7 @@ class Reader:
         for action in self._pending_actions:
             yield CommandRan(_first_line(action), "no output seen")
 
-    def _outcome(self, output: str) -> Iterator[Event]:
+    def _outcome(self, output: str, *, after_summary: bool = False) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""
         if self._pending_edit is not None:
             banner = _FILE_BANNER.search(output)
@@ -266,7 +273,7 @@ class Reader:
             outcome, errors, tests = outcome_of_result(None, None, output, is_error=False)
             for action in self._pending_actions:
                 yield CommandRan(_first_line(action), outcome, errors, tests)
-        elif self._pending_edit is None:
+        elif self._pending_edit is None and after_summary:
             # The action is in a summary before this reply: what went wrong still counts.
             outcome, errors, _tests = outcome_of_result(None, None, output, is_error=False)
             if errors:
@@ -290,6 +297,12 @@ def _acts_of(message: Message) -> tuple[str, ...]:
         for action in actions
     )
     return tuple(value.lower() for values in named for value in values if value)
+
+
+@text_cache()
+def _observation_in(text: str) -> str | None:
+    step = tools.react_step(text)
+    return step[2] if step is not None else None
 
 
 def _first_line(action: str) -> str:
@@ -523,7 +536,8 @@ def _plan_in(text: str) -> tuple[tools.Todo, ...]:
 
 # How environments that answer an action in a user message start their reply.
 _OUTPUT_SHAPE = re.compile(
-    r"^\s*(?:<returncode>|<output>|Observation:|OBSERVATION:|Output:|Call id: \S+\nError:)"
+    r"^\s*(?:<returncode>|<output>|Observation:|OBSERVATION:|Output:|Call id: \S+\nError:"
+    r"|exitcode: -?\d+ \(execution (?:succeeded|failed)\))"  # AutoGen's code executors
 )
 # A code agent's code (smolagents' `<code>` blocks) and the record of the call it makes of
 # it (`Calling tools:` and the call list): actions, not prose.
@@ -531,8 +545,19 @@ _CODE_IN_PROSE = re.compile(r"<code>.*?(?:</code>|$)|\nCalling tools:\n\[.*$", r
 
 
 def _without_code(text: str) -> str:
-    return _CODE_IN_PROSE.sub("", text).strip() if "<code>" in text else text
+    """The prose of an assistant's text: without a code agent's code, nor a ReAct step's
+    action and the observation after it."""
+    if "<code>" in text:
+        text = _CODE_IN_PROSE.sub("", text).strip()
+    if "Action Input:" in text:
+        text = _REACT_IN_PROSE.sub("", text).strip()
+    return text
 
+
+# A ReAct step's action, its input and the observation after it, to the message's end.
+_REACT_IN_PROSE = re.compile(
+    r"^Action:[ \t]*[\w.-]+[ \t]*\nAction Input:.*", re.MULTILINE | re.DOTALL
+)
 
 # smolagents starts the user's next task, merged into the reply before it, with this line.
 _NEXT_TASK = "\nNew task:\n"
