@@ -584,6 +584,13 @@ def test_a_markdown_heading_is_no_sentence_of_the_prose_below_it() -> None:
         "table.",
         "Revising once more: a compacted Kafka topic read by the relay brings its own trouble, "
         "a topic per tenant. The fix will use a Postgres outbox table.",
+        "A compacted Kafka topic read by the relay is no good either, because it needs a topic "
+        "per tenant. Replacing it with a Postgres outbox table.",
+        "A compacted Kafka topic read by the relay is not good enough either, since it needs a "
+        "topic per tenant. Replacing it with a Postgres outbox table.",
+        "A compacted Kafka topic read by the relay is no good either, because it needs a topic "
+        "per tenant. Replacing it with a Postgres outbox table.\n\nNext, run this in the "
+        "repository root:\n\n```sh\ntail -n 60 logs/relay.log\n```",
     ],
 )
 def test_a_plan_dropped_in_other_words_no_longer_stands(reversal: str) -> None:

@@ -1488,3 +1488,19 @@ def test_a_plan_of_numbered_steps_with_their_state_in_brackets_is_the_to_do_list
             Todo("mirror the batch change in the deploy values", "pending"),
             Todo("remove the old compatibility shim", "cancelled"),
         ), heading
+
+
+def test_a_list_under_a_tool_named_for_a_checklist_is_its_to_do_list() -> None:
+    # A custom tool (a CrewAI crew's `task_checklist`): its name says what the list is.
+    items = [
+        {"step": "wire the exporter", "status": "done"},
+        {"step": "remove the old shim", "status": "dropped"},
+        {"step": "mirror the batch change", "status": "todo"},
+    ]
+    [action] = tools.actions_of_call("task_checklist", {"items": items})
+    assert action.kind == "todo"
+    assert action.todos == (
+        Todo("wire the exporter", "completed"),
+        Todo("remove the old shim", "cancelled"),
+        Todo("mirror the batch change", "pending"),
+    )

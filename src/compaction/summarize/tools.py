@@ -936,6 +936,7 @@ _STATUS: dict[str, TodoStatus] = {
     "canceled": "cancelled",
     "deleted": "cancelled",
     "skipped": "cancelled",
+    "dropped": "cancelled",
 }
 
 
@@ -1168,12 +1169,14 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
 
 
 def _listed_todo_changes(words: set[str], arguments: Mapping[str, object]) -> Iterator[Todo]:
-    """To-do items an unknown tool names in an argument named for to-dos: objects with a
-    text (`initial_todos: [{id, title}]`), each added or updated by its id; or ids alone
-    (`todo_ids`), set to the state the tool's name says (`mark_todos_completed`)."""
+    """To-do items an unknown tool names in an argument named for to-dos (or in any list of a
+    tool named for them: `task_checklist {items}`): objects with a text (`initial_todos:
+    [{id, title}]`), each added or updated by its id; or ids alone (`todo_ids`), set to the
+    state the tool's name says (`mark_todos_completed`)."""
     state = next((_STATUS[w] for w in sorted(words) if w in _STATUS), None)
+    named = bool(words & _TODO_LIST_WORDS)
     for key, value in arguments.items():
-        if not isinstance(value, list) or not name_words(key) & _TODO_LIST_WORDS:
+        if not isinstance(value, list) or not (named or name_words(key) & _TODO_LIST_WORDS):
             continue
         items = _todos(value, _FALLBACK_TODOS)
         if items:
@@ -1185,7 +1188,7 @@ def _listed_todo_changes(words: set[str], arguments: Mapping[str, object]) -> It
             yield from _todo_updates(value)
 
 
-_TODO_LIST_WORDS = frozenset({"todo", "todos", "task", "tasks"})
+_TODO_LIST_WORDS = frozenset({"todo", "todos", "task", "tasks", "checklist"})
 
 
 def _todo_updates(items: list[object]) -> Iterator[Todo]:

@@ -778,6 +778,7 @@ _REVERSAL = signals.cue(
     r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
     r"dead\s+end|off\s+the\s+table|(?:is|are)\s+out\s+(?:as\s+well|too)|back\s+to\s+the\s+drawing\s+board|"
+    r"(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?|"
     rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|{_DROPPING}|chang(?:e|ing)\s+course)\b"
 )
 _PLAN_WORDS = {
@@ -799,7 +800,7 @@ _CALLED_WRONG = re.compile(
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,2})\s+(?:"
     r"(?:is|was|are|were|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)"
     r"|turned\s+out\s+to\s+be\s+a\s+dead\s+end|(?:is|are|was|were)\s+off\s+the\s+table"
-    r"|(?:is|are)\s+out\s+(?:as\s+well|too))\b",
+    r"|(?:is|are)\s+out\s+(?:as\s+well|too)|(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?)\b",
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
