@@ -36,6 +36,7 @@ from compaction.eval.families.roo import RooVoice
 from compaction.eval.families.smolagents import SmolagentsVoice
 from compaction.eval.families.story import tell
 from compaction.eval.families.trae import TraeVoice
+from compaction.eval.families.void import VoidVoice
 from compaction.eval.families.warp import WarpVoice
 from compaction.eval.families.windsurf import WindsurfVoice
 from compaction.eval.families.zed import ZedVoice
@@ -68,6 +69,7 @@ _VOICES: tuple[type[Voice], ...] = (
     TraeVoice,
     RooVoice,
     LettaVoice,
+    VoidVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
