@@ -122,7 +122,7 @@ class VoidVoice(Voice):
         ("worker count", "3 workers", "96 workers", "24 workers"),
         ("parked envelope retention", "2 days", "45 days", "11 days"),
         ("Npgsql pool maximum", "7 connections", "180 connections", "52 connections"),
-        ("batch window", "8 ms", "260 ms", "70 ms"),
+        ("send coalescing delay", "8 ms", "260 ms", "70 ms"),
     )
     #: (first plan, second plan, why not the first, third plan, why not the second).
     plans: ClassVar[tuple[tuple[str, ...], ...]] = (
