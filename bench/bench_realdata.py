@@ -103,6 +103,7 @@ ANTHROPIC_FAMILIES = (
     "augment-style",
     "open-interpreter-style",
     "roo-style",
+    "void-style",
 )
 
 

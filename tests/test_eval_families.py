@@ -943,7 +943,7 @@ VARIANT = (
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
-    "letta-style", "crewai-style", "autogen-style",
+    "letta-style", "crewai-style", "autogen-style", "void-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -1099,6 +1099,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     memory edits leave it, a CrewAI agent's `task_checklist` steps, or the plans an AutoGen
     assistant writes in its prose."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
+    from compaction.eval.families.void import PLAN_HEADING as VOID_PLAN
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
 
@@ -1128,6 +1129,15 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     if m
                 ]
             )
+        if text.startswith(VOID_PLAN):  # Void: a checklist in the assistant's own words
+            items = []
+            for line in text.splitlines()[1:]:
+                match = _CHECKBOX.match(line)
+                assert match, line
+                done, _, item, _, state = match.groups()
+                status = "completed" if done == "x" else state or "pending"
+                items.append({"description": item, "status": status.replace(" ", "_")})
+            lists.append(items)
         if text.startswith(OI_OPENERS):
             steps = [_OI_STEP.match(line) for line in text.splitlines() if line[:1].isdigit()]
             assert all(steps), text
@@ -3138,3 +3148,123 @@ def test_autogen_style_speaks_elm_make_elm_test_elm_review_and_elm_format() -> N
         figure = next(f for f in session.facts if f.category == "identifier" and "." in f.probe[0])
         assert f"```sh\n{BENCH}\n```" in text
         assert f"    mean per run (µs): {figure.probe[0]}" in text
+
+
+def test_void_style_speaks_voids_builtin_tools() -> None:
+    mine = _shapes("void-style")
+    assert set(mine) == {
+        "read_file", "ls_dir", "search_for_files", "search_in_file", "read_lint_errors",
+        "create_file_or_folder", "rewrite_file", "edit_file", "delete_file_or_folder",
+        "run_command", "open_persistent_terminal", "run_persistent_command",
+        "kill_persistent_terminal",
+    }  # fmt: skip
+    assert mine["read_file"] == mine["ls_dir"] == mine["read_lint_errors"] == {"uri"}
+    assert mine["create_file_or_folder"] == {"uri"}
+    assert mine["search_for_files"] == {"query", "search_in_folder", "is_regex"}
+    assert mine["search_in_file"] == {"uri", "query"}
+    assert mine["edit_file"] == {"uri", "search_replace_blocks"}
+    assert mine["rewrite_file"] == {"uri", "new_content"}
+    assert mine["delete_file_or_folder"] == {"uri", "is_recursive"}
+    assert mine["run_command"] == {"command", "cwd"}
+    assert mine["run_persistent_command"] == {"command", "persistent_terminal_id"}
+    assert mine["kill_persistent_terminal"] == {"persistent_terminal_id"}
+    for session in sessions("void-style"):
+        for name in ("read_file", "edit_file", "rewrite_file", "delete_file_or_folder"):
+            for arguments, _ in _calls(session, name):
+                assert arguments["uri"].startswith("/home/dev/src/ledgerd/")  # full paths
+        for arguments, result in _calls(session, "read_file"):
+            assert result.startswith(arguments["uri"] + "\n```\n") and result.endswith("```")
+        for arguments, result in _calls(session, "edit_file"):
+            blocks = arguments["search_replace_blocks"]
+            assert blocks.startswith("<<<<<<< ORIGINAL\n") and blocks.endswith(">>>>>>> UPDATED")
+            assert blocks.count("\n=======\n") == blocks.count("<<<<<<< ORIGINAL")
+            assert (
+                result == f"Change successfully made to {arguments['uri']}. No lint errors found."
+            )
+        for arguments, result in _calls(session, "delete_file_or_folder"):
+            assert result == f"URI {arguments['uri']} successfully deleted."
+        for arguments, result in _calls(session, "create_file_or_folder"):
+            assert result == f"URI {arguments['uri']} successfully created."
+        for _, result in _calls(session, "run_command"):
+            assert re.search(r"\n\(exit code \d\)$", result), result[-80:]
+        [(opened, answer)] = _calls(session, "open_persistent_terminal")
+        terminal = re.fullmatch(
+            r'Successfully created persistent terminal\. persistentTerminalId="(\d+)"', answer
+        )
+        assert terminal and opened == {"cwd": "/home/dev/src/ledgerd"}
+        runs = _calls(session, "run_persistent_command")
+        assert [a["persistent_terminal_id"] for a, _ in runs] == [terminal[1]] * 2
+        assert runs[0][1].endswith(
+            f"Terminal command is running in terminal {terminal[1]}. The given outputs are the "
+            "results after 5 seconds."
+        )
+        [(_, closed)] = _calls(session, "kill_persistent_terminal")
+        assert closed == f'Successfully closed terminal "{terminal[1]}".'
+
+
+def test_void_style_speaks_dotnet_expecto_fantomas_and_benchmarkdotnet() -> None:
+    from compaction.eval.families.void import BUILD, PROJECT, TESTS_RUN
+
+    for session in sessions("void-style"):
+        runs: dict[str, list[str]] = {}
+        for arguments, result in _calls(session, "run_command"):
+            runs.setdefault(arguments["command"], []).append(result)
+        failed, ok = runs[BUILD]
+        flagged = re.findall(
+            r"^/home/dev/src/ledgerd/(src/Ledgerd/\w+\.fs)\((\d+),(\d+)\): error FS0039: The "
+            rf"value or constructor 'tenantId' is not defined\. \[{re.escape(PROJECT)}\]$",
+            failed,
+            re.M,
+        )
+        assert [line for _, line, _ in flagged] == ["88", "93"] * 2
+        assert "\nBuild FAILED.\n" in failed and "    2 Error(s)" in failed
+        assert failed.endswith("(exit code 1)") and ok.endswith("(exit code 0)")
+        assert "\nBuild succeeded.\n" in ok and "error" not in ok
+        # The fix: one edit_file call, a search/replace block per line the compiler named.
+        [fix] = [
+            a for a, _ in _calls(session, "edit_file") if "tenantId" in a["search_replace_blocks"]
+        ]
+        assert fix["uri"].endswith(flagged[0][0])
+        assert fix["search_replace_blocks"].count("batch.TenantId") == 2
+        # Expecto: failures as ERR lines, then one EXPECTO! summary counting every test.
+        first, last = runs[TESTS_RUN]
+        for out, failures in ((first, 3), (last, 1)):
+            summary = re.findall(
+                r"^\[\d\d:\d\d:\d\d INF\] EXPECTO! (\d+) tests run in \S+ for miscellaneous "
+                r"\u2013 (\d+) passed, 0 ignored, (\d+) failed, 0 errored\. Failure! <Expecto>$",
+                out,
+                re.M,
+            )
+            [(total, passed, failed_n)] = summary
+            assert int(total) == int(passed) + int(failed_n) and int(failed_n) == failures
+            assert (
+                len(re.findall(r"^\[\d\d:\d\d:\d\d ERR\] \w+/.+ failed in ", out, re.M)) == failures
+            )
+        assert runs["dotnet fantomas --check src tests"] == ["\n(exit code 0)"]
+        [lint] = runs["dotnet fsharplint lint Ledgerd.sln"]
+        assert "========== Summary: 0 warnings ==========" in lint
+        # BenchmarkDotNet's GitHub table, read back from its report, carries the figure.
+        [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
+        [(_, table)] = [r for r in _calls(session, "run_persistent_command")
+                        if r[0]["command"].startswith("cat ")]  # fmt: skip
+        assert re.search(rf"^\| OneBatch \| +{re.escape(figure)} \u03bcs \|", table, re.M)
+
+
+def test_void_style_is_measured_as_anthropic_messages_too() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_realdata
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("bench_realdata", None)
+    assert "void-style" in bench_realdata.ANTHROPIC_FAMILIES
+    for session in sessions("void-style"):
+        payload = ANTHROPIC.encode(session.conversation)
+        uses = [b for m in payload["messages"] if isinstance(m["content"], list)
+                for b in m["content"] if b["type"] == "tool_use"]  # fmt: skip
+        calls = [c for m in session.conversation.messages for c in m.tool_calls]
+        assert [b["name"] for b in uses] == [c.name for c in calls]
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []

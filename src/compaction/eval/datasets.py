@@ -80,7 +80,7 @@ by its own eyes:
   (edited), `new_files` (written) and `deleted_files` lists; Kiro's `deleteFile` names its
   file in `targetFile`; Augment's `remove-files` names its files in a `file_paths` list, and its
   agent runs commands through `launch-process`; Roo Code's `apply_diff` modifies the file its
-  `path` names.
+  `path` names; the Void editor's file tools name their file's full path in `uri`.
 - how the session ends (`compaction.eval.state_probes`): user constraints, the last errors
   seen and whether a later run passed, the open to-dos of the last to-do tool call (Claude
   Code `TodoWrite` and `TaskCreate`/`TaskUpdate`, OpenCode `todowrite`, Codex `update_plan`,
@@ -604,6 +604,7 @@ _PATH_KEYS = (
     "AbsolutePath",
     "filePath",
     "targetFile",
+    "uri",  # Void's file tools name their file by its full path in `uri`
 )
 #: Editor-style tools (`str_replace_editor`, Anthropic's text editor) name the operation in a
 #: `command` argument.

@@ -38,6 +38,7 @@ from compaction.eval.families.roo import RooVoice
 from compaction.eval.families.smolagents import SmolagentsVoice
 from compaction.eval.families.story import tell
 from compaction.eval.families.trae import TraeVoice
+from compaction.eval.families.void import VoidVoice
 from compaction.eval.families.warp import WarpVoice
 from compaction.eval.families.windsurf import WindsurfVoice
 from compaction.eval.families.zed import ZedVoice
@@ -72,6 +73,7 @@ _VOICES: tuple[type[Voice], ...] = (
     LettaVoice,
     CrewAIVoice,
     AutoGenVoice,
+    VoidVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
