@@ -1949,3 +1949,24 @@ def test_a_react_agents_steps_are_actions_and_their_observations_output() -> Non
     assert "37 examples, 1 failures" in text
     assert "account_depot" not in text, "a tool's answer is no prose of the assistant"
     assert "bounded worker pool of fibers" in text
+
+
+def test_a_to_do_tool_called_in_text_changes_the_list_as_a_call_would() -> None:
+    # A ReAct step calling a checklist tool: the items are read as the call's would be.
+    items = [
+        {"step": "wire the exporter", "status": "done"},
+        {"step": "mirror it", "status": "todo"},
+    ]
+    ledger = extract_ledger(
+        [
+            say(
+                "assistant",
+                "Thought: keep the checklist.\nAction: task_checklist\n"
+                f"Action Input: {json.dumps({'items': items})}\nObservation: Checklist saved.",
+            )
+        ]
+    )
+    assert [(t.text, t.status) for t in ledger.state("todos").listed] == [
+        ("wire the exporter", "completed"),
+        ("mirror it", "pending"),
+    ]

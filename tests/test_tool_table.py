@@ -1504,3 +1504,20 @@ def test_a_list_under_a_tool_named_for_a_checklist_is_its_to_do_list() -> None:
         Todo("remove the old shim", "cancelled"),
         Todo("mirror the batch change", "pending"),
     )
+
+
+def test_a_file_named_by_its_uri_is_the_file_the_call_touches() -> None:
+    # Void's tools name their file in `uri` (a path or a `file://` URI).
+    assert tools.actions_of_call("read_file", {"uri": "/srv/app/src/Outbox.fs"}) == (
+        Action("file", path="/srv/app/src/Outbox.fs", op="read"),
+    )
+    for name, op in (
+        ("create_file_or_folder", "created"),
+        ("delete_file_or_folder", "deleted"),
+        ("rewrite_file", "written"),
+        ("edit_file", "modified"),
+    ):
+        arguments = {"uri": "file:///srv/app/src/Store.fs", "is_recursive": False}
+        assert tools.actions_of_call(name, arguments) == (
+            Action("file", path="/srv/app/src/Store.fs", op=op),
+        ), name

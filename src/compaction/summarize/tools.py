@@ -871,7 +871,7 @@ def _path_value(value: object) -> str | None:
     """A path argument's value, if it names one file or place (not a glob pattern)."""
     if not isinstance(value, str):
         return None
-    path = value.strip()
+    path = value.strip().removeprefix("file://")
     if not path or "\n" in path or len(path) > 500 or _GLOB_CHARS.search(path):
         return None
     return path
@@ -1014,6 +1014,7 @@ FALLBACK_PATH_KEYS = (
     "paths",
     "file_paths",
     "files",
+    "uri",  # Void's tools
 )
 FALLBACK_COMMAND_KEYS = ("command", "cmd", "script", "commands", "command_line")
 FALLBACK_PATCH_KEYS = ("patch", "patchText", "diff", "input")
@@ -1059,7 +1060,7 @@ NAME_WORD_OPS: tuple[tuple[FileOp, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("written", frozenset({"write", "writer", "save", "overwrite", "put"})),
+    ("written", frozenset({"write", "writer", "rewrite", "save", "overwrite", "put"})),
     (
         "read",
         frozenset(

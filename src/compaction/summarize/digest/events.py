@@ -232,18 +232,16 @@ class Reader:
             for action in actions:
                 if action.kind == "file" and action.op and action.path is None:
                     self._pending_edit = action.op
-                elif action.kind == "file" and action.path and action.op:
-                    yield FileTouched(_clean_path(action.path), action.op)
                 elif action.kind == "command" and action.command:
                     # It ran only if an environment's output follows.
                     self._pending_actions.append(action.command)
-                elif action.kind == "todos":
-                    yield TodosStated(action.todos)
                 elif action.kind == "final" and action.text:
                     # A code agent's answer to the user is its prose too.
                     if action.text not in _without_code(message.text):
                         yield AssistantSaid(action.text, None)
                     yield Finished(action.text)
+                else:
+                    yield from _action_events(action)
             observed = _observation_in(message.text) if actions else None
             if observed is not None:
                 # The executor wrote the action's output into the same message (CrewAI).
@@ -350,26 +348,32 @@ def call_actions(name: str, arguments: str) -> tuple[tools.Action, ...]:
 def _call_events(call: ToolCallPart, question: str | None = None) -> Iterator[Event]:
     """What a call says; words it sends the user answer `question`, the user's last."""
     for action in call_actions(call.name, call.arguments):
-        if action.kind == "file" and action.path and action.op:
-            yield FileTouched(_clean_path(action.path), action.op)
-        elif action.kind == "todos":
-            yield TodosStated(action.todos)
-        elif action.kind == "todo":
-            yield from (TodoChanged(todo) for todo in action.todos)
-        elif action.kind == "plan" and action.text:
-            yield PlanStated(action.text)
-        elif action.kind == "final" and action.text:
-            yield Finished(action.text)
-        elif action.kind == "thought" and action.text:
-            # A thinking tool's thought is the agent's prose, and a plan it holds its list.
-            yield AssistantSaid(action.text)
-            plan = _plan_in(action.text)
-            if plan:
-                yield TodosStated(plan)
-        elif action.kind == "message" and action.text:
-            yield AssistantSaid(action.text, question)
-        elif action.kind == "memory" and action.text:
-            yield from (TodoChanged(todo) for todo in tools.checklist(action.text))
+        yield from _action_events(action, question)
+
+
+def _action_events(action: tools.Action, question: str | None = None) -> Iterator[Event]:
+    """What one action says, called or written in text (a command's outcome and an edit of
+    the open file are for the caller, who sees their output)."""
+    if action.kind == "file" and action.path and action.op:
+        yield FileTouched(_clean_path(action.path), action.op)
+    elif action.kind == "todos":
+        yield TodosStated(action.todos)
+    elif action.kind == "todo":
+        yield from (TodoChanged(todo) for todo in action.todos)
+    elif action.kind == "plan" and action.text:
+        yield PlanStated(action.text)
+    elif action.kind == "final" and action.text:
+        yield Finished(action.text)
+    elif action.kind == "thought" and action.text:
+        # A thinking tool's thought is the agent's prose, and a plan it holds its list.
+        yield AssistantSaid(action.text)
+        plan = _plan_in(action.text)
+        if plan:
+            yield TodosStated(plan)
+    elif action.kind == "message" and action.text:
+        yield AssistantSaid(action.text, question)
+    elif action.kind == "memory" and action.text:
+        yield from (TodoChanged(todo) for todo in tools.checklist(action.text))
 
 
 _IMAGES_IN_SIZE = re.compile(r"(\d+) images?\b")
