@@ -1429,7 +1429,7 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
         actions.append(Action("todos", todos=plan))
     step = react_step(text)
     if step is not None:
-        actions.extend(actions_of_call(step[0], step[1]))
+        actions.extend(actions_of_call(step.tool, step.arguments))
     if blocks:
         tag, body, before = blocks[-1]
         if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
@@ -1446,10 +1446,20 @@ _REACT_ACTION = re.compile(r"^Action:[ \t]*([\w.-]+)[ \t]*\nAction Input:[ \t]*"
 _REACT_OBSERVATION = re.compile(r"[ \t]*\nObservation:[ \t]?")
 
 
-def react_step(text: str) -> tuple[str, dict[str, object], str | None] | None:
-    """The tool, arguments and (when the message holds it) observation of a ReAct step
-    written in `text`; None when it writes none. Arguments that are no JSON object are the
-    tool's one input (`{"input": text}`)."""
+@dataclass(frozen=True, slots=True)
+class ReactStep:
+    """A ReAct step written in an assistant's text: the tool, its arguments, the tool's
+    answer when the message holds it, and where the step starts (the prose ends there)."""
+
+    tool: str
+    arguments: dict[str, object]
+    observation: str | None
+    start: int
+
+
+def react_step(text: str) -> ReactStep | None:
+    """The ReAct step `text` writes; None when it writes none. Arguments that are no JSON
+    object are the tool's one input (`{"input": text}`)."""
     if "Action Input:" not in text:
         return None
     found = _REACT_ACTION.search(text)
@@ -1463,7 +1473,8 @@ def react_step(text: str) -> tuple[str, dict[str, object], str | None] | None:
         arguments = None
     if not isinstance(arguments, dict):
         arguments = {"input": raw}
-    return found.group(1), arguments, text[observed.end() :] if observed else None
+    observation = text[observed.end() :] if observed else None
+    return ReactStep(found.group(1), arguments, observation, found.start())
 
 
 def _line_before(text: str, position: int) -> str:

@@ -298,9 +298,13 @@ def _acts_of(message: Message) -> tuple[str, ...]:
 
 
 @text_cache()
+def _react_step(text: str) -> tools.ReactStep | None:
+    return tools.react_step(text)
+
+
 def _observation_in(text: str) -> str | None:
-    step = tools.react_step(text)
-    return step[2] if step is not None else None
+    step = _react_step(text)
+    return step.observation if step is not None else None
 
 
 def _first_line(action: str) -> str:
@@ -553,15 +557,11 @@ def _without_code(text: str) -> str:
     action and the observation after it."""
     if "<code>" in text:
         text = _CODE_IN_PROSE.sub("", text).strip()
-    if "Action Input:" in text:
-        text = _REACT_IN_PROSE.sub("", text).strip()
+    step = _react_step(text) if "Action Input:" in text else None
+    if step is not None:
+        text = text[: step.start].strip()  # the action, its input and what it observed
     return text
 
-
-# A ReAct step's action, its input and the observation after it, to the message's end.
-_REACT_IN_PROSE = re.compile(
-    r"^Action:[ \t]*[\w.-]+[ \t]*\nAction Input:.*", re.MULTILINE | re.DOTALL
-)
 
 # smolagents starts the user's next task, merged into the reply before it, with this line.
 _NEXT_TASK = "\nNew task:\n"
