@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import pytest
 
@@ -30,8 +31,9 @@ from compaction.strategies import (
 )
 from compaction.strategies.digest import DigestRendering, earlier_rendering
 from compaction.strategies.mask import MASK_PREFIX
-from compaction.summarize.digest import extract_ledger, summary_message
-from compaction.summarize.digest.format import FULL_TEXT_KEY, full_text
+from compaction.summarize.digest import extract_ledger, render, summary_message
+from compaction.summarize.digest.events import open_file_line
+from compaction.summarize.digest.format import FULL_TEXT_KEY, full_text, read_placeholder
 
 from .helpers import calls, coding_session, results, say
 
@@ -469,6 +471,105 @@ def test_room_left_after_masking_is_filled_with_an_excerpt_of_the_newest_masked_
     shorter = next(r for m in again.conversation.messages for r in m.tool_results)
     assert shorter.text.startswith(MASK_PREFIX) and len(shorter.text) < len(masked.text)
     assert shorter.text.count(MASK_PREFIX) == 1
+
+
+def _log(i: int) -> str:
+    return "\n".join(f"{n:04d} worker {i} shard={n % 9} state=ok ms={n % 97}" for n in range(80))
+
+
+def _react_session() -> list[Message]:
+    # CrewAI: the executor writes each tool's answer into the assistant's own message.
+    return [
+        say(
+            "assistant",
+            f"Thought: the log of worker {i} is next.\nAction: run_shell\n"
+            f'Action Input: {{"command": "cat logs/w_{i}.log"}}\nObservation: {_log(i)}',
+        )
+        for i in range(12)
+    ] + [say("assistant", "Thought: I now know the final answer\nFinal Answer: no stall.")]
+
+
+def _autogen_session() -> list[Message]:
+    # AutoGen: the user proxy runs the assistant's block and answers with its output.
+    steps: list[Message] = []
+    for i in range(12):
+        steps.append(say("assistant", f"Let me look.\n```sh\ncat logs/w_{i}.log\n```"))
+        steps.append(say("user", f"exitcode: 0 (execution succeeded)\nCode output: {_log(i)}"))
+    return [*steps, say("assistant", "No stall anywhere. TERMINATE")]
+
+
+def _smolagents_session() -> list[Message]:
+    # smolagents: the observation of the code the assistant wrote, as the next user message.
+    steps: list[Message] = []
+    for i in range(12):
+        steps.append(say("assistant", f"Let me look.\n```sh\ncat logs/w_{i}.log\n```"))
+        steps.append(say("user", f"Observation:\n{_log(i)}"))
+    return [*steps, say("assistant", "No stall anywhere.")]
+
+
+def _observed_session() -> list[Message]:
+    # SWE-agent: the dialect marks the environment's reply.
+    steps: list[Message] = []
+    for i in range(12):
+        steps.append(say("assistant", f"Let me look.\n```\ncat logs/w_{i}.log\n```"))
+        # Its status line says which file later edits apply to: a placeholder keeps it.
+        status = f"\n(Open file: /repo/logs/w_{i}.log)\n(Current directory: /repo)\nbash-$"
+        observed = TextPart(_log(i) + status)
+        steps.append(Message("user", (observed,), provider_data={OBSERVATION: True}))
+    return [*steps, say("assistant", "No stall anywhere.")]
+
+
+@pytest.mark.parametrize(
+    "steps", [_react_session, _autogen_session, _smolagents_session, _observed_session]
+)
+def test_outputs_an_agent_writes_into_text_are_masked_like_tool_results(
+    steps: Callable[[], list[Message]],
+) -> None:
+    messages = steps()
+    conversation = Conversation(
+        (say("system", "You are a coding agent."), say("user", "Find the stall."), *messages)
+    )
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(),), keep_recent_n=2))
+    target = compactor.count(conversation) * 6 // 10
+    result = compactor.compact(conversation, max_tokens=target)
+    assert result.receipt.target_met
+    # Only as many outputs as the target needs, none of the words around them.
+    assert result.receipt.tokens_after >= 0.9 * target
+    after = result.conversation.messages
+    assert len(after) == len(conversation.messages)
+    masked = [(b, a) for b, a in zip(conversation.messages, after, strict=True) if a != b]
+    assert masked and all(MASK_PREFIX in a.text for _, a in masked)
+    for before, now in masked:
+        if before.role == "assistant":  # the thought and the action stay verbatim
+            assert now.text.startswith(before.text.partition("Observation: ")[0] + "Obs")
+        else:  # the environment's own message: all of it is the output
+            assert now.text.startswith(MASK_PREFIX)
+        handle = now.text.split("original kept as ")[1].split("]")[0]
+        assert result.receipt.archive[handle] == before
+        assert "`cat logs/w_" in now.text  # the placeholder names the command
+        if "(Open file: " in before.text:
+            assert read_placeholder(now.text).state == open_file_line(before.text)  # type: ignore[union-attr]
+    # The digest reads a masked output as the command's outcome, never as the user's words.
+    digest = "\n".join(render(extract_ledger(after)))
+    assert MASK_PREFIX not in digest and "original kept as" not in digest
+    assert "`cat logs/w_0.log` → ok" in digest
+
+
+def test_words_a_user_writes_are_never_masked_whatever_their_length() -> None:
+    words = "Output: the service must keep running while you look; " * 40
+    messages = [
+        say("system", "You are a coding agent."),
+        say("user", "Find the stall."),
+        say("assistant", "Let me look.\n```sh\ncat logs/w.log\n```"),
+        say("user", words),
+        say("assistant", "Understood."),
+        say("user", "Go on."),
+    ]
+    compactor = Compactor(
+        CompactionConfig(strategies=(MaskStrategy(min_chars=0),), keep_recent_n=0)
+    )
+    result = compactor.compact(Conversation(tuple(messages)), max_tokens=1)
+    assert result.conversation.messages == tuple(messages)
 
 
 def test_a_summary_an_earlier_compaction_shrank_grows_back_when_room_is_left() -> None:

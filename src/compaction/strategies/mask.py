@@ -13,6 +13,7 @@ except for the old results riding in a user's turn (its words stay verbatim).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import ClassVar, Literal
 
@@ -23,6 +24,7 @@ from compaction.messages import (
     ImagePart,
     Message,
     Part,
+    TextPart,
     ToolCallPart,
     ToolResultPart,
     handle_for,
@@ -35,7 +37,13 @@ from compaction.summarize.digest import (
     read_placeholder,
     write_placeholder,
 )
-from compaction.summarize.digest.events import call_actions, outcome_of_result
+from compaction.summarize.digest.events import (
+    call_actions,
+    open_file_line,
+    outcome_of_result,
+    output_in_text,
+)
+from compaction.summarize.tools import actions_in_text, react_step
 
 
 class MaskStrategy(BaseModel):
@@ -55,11 +63,23 @@ class MaskStrategy(BaseModel):
         calls: dict[str, ToolCallPart] = {}
         candidates: list[tuple[int, int]] = []  # (-tokens, index)
         for index, slot in enumerate(work.slots):
-            for call in slot.message.tool_calls:
+            message = slot.message
+            for call in message.tool_calls:
                 calls[call.id] = call
-            if not work.maskable(index) or not slot.message.tool_results:
-                continue
-            if any(self._worth_masking(r) for r in slot.message.tool_results):
+            if message.tool_results:
+                worth = work.maskable(index) and any(
+                    self._worth_masking(r.text, r.content) for r in message.tool_results
+                )
+            else:
+                # An output written into a message's text: the message is the environment's
+                # alone, or the words around the output stay as they are (`mask_text`).
+                where = output_in_text(message, _before(work, index))
+                worth = (
+                    where is not None
+                    and work.compactable(index)
+                    and self._worth_masking(_text_of(message, where))
+                )
+            if worth:
                 candidates.append((-slot.tokens, index))
         # Largest first: a placeholder costs about the same whatever it stands for, so the
         # largest output is the largest gain, and the fewest outputs are masked.
@@ -68,7 +88,12 @@ class MaskStrategy(BaseModel):
             if work.fits():
                 break
             slot = work.slots[index]
-            masked = self.mask_message(slot.message, calls)
+            if slot.message.tool_results:
+                masked = self.mask_message(slot.message, calls)
+            else:
+                masked = self.mask_text(
+                    slot.message, _text_action(work, index), _before(work, index)
+                )
             if masked is not None and work.measure(masked) < slot.tokens:
                 work.replace(index, masked, "masked")
                 affected += 1
@@ -79,7 +104,7 @@ class MaskStrategy(BaseModel):
         parts: list[Part] = []
         changed = False
         for part in message.parts:
-            if isinstance(part, ToolResultPart) and self._worth_masking(part):
+            if isinstance(part, ToolResultPart) and self._worth_masking(part.text, part.content):
                 call = calls.get(part.tool_call_id)
                 text = self.placeholder(part, call, handle_for(message))
                 parts.append(part.with_text(text))
@@ -88,13 +113,33 @@ class MaskStrategy(BaseModel):
                 parts.append(part)
         return message.with_parts(parts) if changed else None
 
-    def _worth_masking(self, part: ToolResultPart) -> bool:
-        text = part.text
+    def mask_text(
+        self, message: Message, action: tuple[str, str] | None, before: Message | None = None
+    ) -> Message | None:
+        """The message with the output written into its text (`output_in_text`; `before`:
+        the message before it) masked, the text before the output kept; None when there is
+        none worth masking. `action`: (tool name, arguments) of the action the output
+        answers, where it is known."""
+        where = output_in_text(message, before)
+        if where is None or not self._worth_masking(_text_of(message, where)):
+            return None
+        index, start = where
+        part = message.parts[index]
+        assert isinstance(part, TextPart)
+        name, arguments = action if action is not None else (None, None)
+        placeholder = _placeholder_text(
+            part.text[start:], False, 0, name, arguments, handle_for(message), self.max_error_lines
+        )
+        parts = list(message.parts)
+        parts[index] = dataclasses.replace(part, text=part.text[:start] + placeholder)
+        return message.with_parts(parts)
+
+    def _worth_masking(self, text: str, content: tuple[Part, ...] = ()) -> bool:
         if text.startswith(MASK_PREFIX):
             # A placeholder given an excerpt when there was room gives it back first.
             earlier = read_placeholder(text)
             return earlier is not None and bool(earlier.excerpt)
-        has_image = any(isinstance(p, ImagePart) for p in part.content)
+        has_image = any(isinstance(p, ImagePart) for p in content)
         return has_image or len(text) >= self.min_chars
 
     def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:
@@ -137,8 +182,37 @@ def _placeholder_text(
             tuple(errors[:max_error_lines]),
             signals.identifiers(text),
             tests,
+            state=open_file_line(text) if "(Open file: " in text else "",
         )
     )
+
+
+def _text_of(message: Message, where: tuple[int, int]) -> str:
+    """The output `output_in_text` found at `where` in `message`."""
+    part = message.parts[where[0]]
+    assert isinstance(part, TextPart)
+    return part.text[where[1] :]
+
+
+def _before(work: Workspace, index: int) -> Message | None:
+    return work.slots[index - 1].message if index > 0 else None
+
+
+def _text_action(work: Workspace, index: int) -> tuple[str, str] | None:
+    """(tool, arguments) of the action written in text that the output in slot `index`
+    answers: the ReAct step of the same message, else the assistant's message before it
+    (its first command, as a shell call)."""
+    message = work.slots[index].message
+    if message.role == "assistant":
+        step = react_step(message.text)
+        return (step.tool, json.dumps(step.arguments)) if step is not None else None
+    before = _before(work, index)
+    if before is None or before.role != "assistant" or before.tool_calls:
+        return None
+    for action in actions_in_text(before.text):
+        if action.kind == "command" and action.command:
+            return "shell", json.dumps({"command": action.command})
+    return None
 
 
 def _target_of(name: str, arguments: str) -> str:
@@ -167,32 +241,25 @@ def with_excerpt(
     """`masked` with the head and tail of each output its placeholders stand for added to
     them, the whole taking at most `budget` tokens; None when no excerpt worth having fits.
     `original` is the message `masked` was made from (the same parts, in the same order)."""
-    masked_parts = [
-        (i, part, _own_text(source), placeholder)
-        for i, (part, source) in enumerate(zip(masked.parts, original.parts, strict=False))
-        if isinstance(part, ToolResultPart)
-        and isinstance(source, ToolResultPart)
-        and (placeholder := read_placeholder(part.text)) is not None
-        and not placeholder.excerpt
-        and len(source.text) > len(part.text)
-    ]
-    if not masked_parts:
+    outputs = [m for m in _masked_outputs(masked, original) if not m.placeholder.excerpt]
+    if not outputs:
         return None
     tokens = measure(masked)
-    chars_total = sum(len(source) for _, _, source, _ in masked_parts)
+    chars_total = sum(len(m.source) for m in outputs)
     per_token = chars_total / max(measure(original) - tokens, 1)
     chars = int((budget - tokens) * per_token * 0.9)
     for _ in range(4):
         parts = list(masked.parts)
-        for i, part, source, placeholder in masked_parts:
-            share = chars * len(source) // chars_total
-            if share < _MIN_EXCERPT_CHARS or share >= len(source):
+        for output in outputs:
+            share = chars * len(output.source) // chars_total
+            if share < _MIN_EXCERPT_CHARS or share >= len(output.source):
                 continue
-            head, tail, elided = head_and_tail(source, share)
+            head, tail, elided = head_and_tail(output.source, share)
             excerpt = f"{head}\n[… {elided} chars elided …]\n{tail}"
-            parts[i] = part.with_text(
-                write_placeholder(dataclasses.replace(placeholder, excerpt=excerpt))
+            placeholder = write_placeholder(
+                dataclasses.replace(output.placeholder, excerpt=excerpt)
             )
+            parts[output.index] = _with_text(parts[output.index], output.before + placeholder)
         if parts == list(masked.parts):
             return None
         message = masked.with_parts(parts)
@@ -203,10 +270,50 @@ def with_excerpt(
     return None
 
 
-def _own_text(result: ToolResultPart) -> str:
+@dataclasses.dataclass(frozen=True)
+class _MaskedOutput:
+    index: int  # of the part holding the placeholder
+    before: str  # the part's text before the placeholder (a ReAct step's thought and action)
+    placeholder: Placeholder
+    source: str  # the output's own text: an earlier excerpt's, where it had one
+
+
+def _masked_outputs(masked: Message, original: Message) -> list[_MaskedOutput]:
+    """The placeholders of `masked` that stand for a longer output of `original`: its tool
+    results', and the one written into its text."""
+    found: list[tuple[int, str, str, str]] = []  # (index, before, placeholder, source)
+    for i, (part, was_part) in enumerate(zip(masked.parts, original.parts, strict=False)):
+        if isinstance(part, ToolResultPart) and isinstance(was_part, ToolResultPart):
+            found.append((i, "", part.text, was_part.text))
+    where = output_in_text(masked)
+    # A user message's output is all of its text (found so beside the action before it).
+    if where is not None and original.role == "user":
+        was: tuple[int, int] | None = (where[0], 0)
+    else:
+        was = output_in_text(original)
+    if where is not None and was is not None and where[0] == was[0]:
+        text = _text_of(masked, where)
+        before = masked.parts[where[0]].text[: where[1]]  # type: ignore[union-attr]
+        found.append((where[0], before, text, _text_of(original, was)))
+    out = []
+    for index, before, text, source in found:
+        placeholder = read_placeholder(text)
+        if placeholder is not None and len(source) > len(text):
+            out.append(_MaskedOutput(index, before, placeholder, _own_text(source)))
+    return out
+
+
+def _with_text(part: Part, text: str) -> Part:
+    if isinstance(part, ToolResultPart):
+        return part.with_text(text)
+    assert isinstance(part, TextPart)
+    return dataclasses.replace(part, text=text)
+
+
+def _own_text(text: str) -> str:
     """An output's own text: an earlier excerpt's, when it is a placeholder already."""
-    earlier = read_placeholder(result.text)
-    return earlier.excerpt if earlier is not None and earlier.excerpt else result.text
+    earlier = read_placeholder(text)
+    return earlier.excerpt if earlier is not None and earlier.excerpt else text
 
 
 def head_and_tail(text: str, keep: int) -> tuple[str, str, int]:

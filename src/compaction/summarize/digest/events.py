@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from compaction._textcache import text_cache
@@ -172,14 +172,16 @@ class Reader:
             return
         if message.role == "user":
             text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
+            if not message.tool_results and (
+                _ENVIRONMENT_REPLY.match(text) or (self._awaiting and _OUTPUT_SHAPE.match(text))
+            ):
+                # An environment's reply to the action (mini-SWE-agent, smolagents, AutoGen),
+                # not words; the user's next task may follow it in the same message.
+                output, _, text = text.partition(_NEXT_TASK)
+                yield from self._outcome(output, after_summary=after_summary)
+                if not text.strip():
+                    return
             if self._awaiting and not message.tool_results:
-                if _OUTPUT_SHAPE.match(text):
-                    # An environment's reply to the action (mini-SWE-agent, smolagents), not
-                    # words; the user's next task may follow it in the same message.
-                    output, _, text = text.partition(_NEXT_TASK)
-                    yield from self._outcome(output, after_summary=after_summary)
-                    if not text.strip():
-                        return
                 self._pending_actions = []
                 self._awaiting = False
             text = signals.own_words(text)
@@ -247,18 +249,20 @@ class Reader:
                 # The executor wrote the action's output into the same message (CrewAI).
                 yield from self._outcome(observed)
 
-    def after_summary(self) -> None:
+    def after_summary(self, awaiting: Sequence[str] = ()) -> None:
         """A summary was read: the span it replaced may end on an action written in text,
         whose reply stayed verbatim as the turn the model was about to read. A reply in that
-        shape next is output, not the user's words."""
+        shape next is output, not the user's words; of the commands in `awaiting` (the one
+        the summary ends on, its output unseen), where the summary names one."""
         self._awaiting = True
         self._after_summary = True
+        self._pending_actions = list(awaiting)
 
     def pending(self) -> Iterator[Event]:
         """What an action written last, whose output the span does not hold, still says:
         the command was run (its outcome unseen)."""
         for action in self._pending_actions:
-            yield CommandRan(_first_line(action), "no output seen")
+            yield CommandRan(_first_line(action), NO_OUTPUT)
 
     def _outcome(self, output: str, *, after_summary: bool = False) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""
@@ -321,6 +325,9 @@ def outcome_of_result(
     clears the error lines) over what the text readers find."""
     if name is not None and not is_error and _only_reads(ToolCallPart("", name, arguments or "")):
         return "ok", (), None
+    placeholder = read_placeholder(output) if output.startswith(MASK_PREFIX) else None
+    if placeholder is not None:  # a masked output states what the original said
+        return placeholder.outcome, placeholder.errors, placeholder.tests
     outcome, errors = signals.outcome_of(output, is_error=is_error)
     status = exit_status(name, output)
     if status is not None:
@@ -509,6 +516,13 @@ _OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 _FILE_BANNER = re.compile(r"\[File: ([^\]\n]+?) \(\d+ lines total\)\]")
 
 
+def open_file_line(text: str) -> str:
+    """The last status line of `text` naming the file an editor-style environment has open
+    (SWE-agent's `(Open file: …)`), as written; "" when it names none."""
+    found = [match.group(0) for match in _OPEN_FILE.finditer(text)]
+    return found[-1] if found else ""
+
+
 @text_cache()
 def _open_file_in(text: str) -> str | None:
     """The file an editor-style environment reports as open (SWE-agent's status line)."""
@@ -560,8 +574,65 @@ def _without_code(text: str) -> str:
     step = _react_step(text) if "Action Input:" in text else None
     if step is not None:
         text = text[: step.start].strip()  # the action, its input and what it observed
+    if "Thought:" in text or "Final Answer:" in text:
+        text = _REACT_LABELS.sub("", text).strip()
     return text
 
 
+# The ReAct format's own words around an assistant's (CrewAI, LangChain agents): its labels,
+# and the thought it has written before every answer.
+_REACT_LABELS = re.compile(
+    r"^[ \t]*(?:Thought:[ \t]*I now know the final answer\.?[ \t]*(?:\n|$)"
+    r"|(?:Thought|Final Answer):[ \t]*)",
+    re.MULTILINE,
+)
+
+
+_USERS_TOO = re.compile(r"^\s*Output:")
+#: The outcome of a command whose output the span does not hold.
+NO_OUTPUT = "no output seen"
 # smolagents starts the user's next task, merged into the reply before it, with this line.
 _NEXT_TASK = "\nNew task:\n"
+# A user message only an environment writes, whatever came before it: AutoGen's code
+# executors' reply, mini-SWE-agent's, an output masked where it stood.
+_ENVIRONMENT_REPLY = re.compile(
+    r"\A\s*(?:exitcode: -?\d+ \(execution (?:succeeded|failed)\)\nCode output:"
+    r"|<returncode>-?\d+</returncode>|" + re.escape(MASK_PREFIX) + ")"
+)
+
+
+def output_in_text(message: Message, before: Message | None = None) -> tuple[int, int] | None:
+    """Where an environment's output sits in a message's own text, as (index of the text
+    part, offset it starts at; it runs to the part's end): a user message that is an
+    observation (marked by its dialect; in a shape only an environment writes; or in an
+    environment's shape right after an action written in the assistant's text, `before`),
+    with no next task after it; or the `Observation:` a ReAct executor writes into the
+    assistant's step (CrewAI). None anywhere else: a user's words are never an output."""
+    if message.tool_calls or message.tool_results:
+        return None
+    texts = [i for i, p in enumerate(message.parts) if isinstance(p, TextPart)]
+    if len(texts) != 1:
+        return None
+    index = texts[0]
+    text = message.parts[index].text  # type: ignore[union-attr]
+    if message.role == "user":
+        if message.is_observation:
+            return index, 0
+        if _NEXT_TASK in text:
+            return None
+        if _ENVIRONMENT_REPLY.match(text) is not None:
+            return index, 0
+        awaited = (
+            before is not None
+            and before.role == "assistant"
+            and not before.tool_calls
+            and bool(_text_actions(before.text))
+        )
+        # `Output: …` a user may write too: it is read as output there, never masked.
+        shaped = _OUTPUT_SHAPE.match(text) is not None and not _USERS_TOO.match(text)
+        return (index, 0) if awaited and shaped else None
+    if message.role == "assistant" and "Action Input:" in text:
+        step = _react_step(text)
+        if step is not None and step.observation and step.observation.strip():
+            return index, len(text) - len(step.observation)
+    return None

@@ -92,6 +92,9 @@ class Placeholder:
     tests: str | None = None
     # Head and tail of the original, verbatim, where a compaction had room to give some back.
     excerpt: str = ""
+    # The environment's state the output ended on, verbatim, where a reader follows it
+    # (SWE-agent's `(Open file: …)`: the file later edits apply to).
+    state: str = ""
 
 
 # Everything after this line of a placeholder is the original's own text.
@@ -105,6 +108,8 @@ def write_placeholder(p: Placeholder) -> str:
         lines.append("ids: " + ", ".join(p.identifiers))
     if p.tests:
         lines.append(f"tests: {p.tests}")
+    if p.state:
+        lines.append(f"state: {p.state}")
     if p.excerpt:
         lines += [EXCERPT_LINE, p.excerpt]
     return "\n".join(lines)
@@ -128,11 +133,22 @@ def read_placeholder(text: str) -> Placeholder | None:
     errors = tuple(line[2:] for line in lines if line.startswith("! "))
     ids: tuple[str, ...] = ()
     tests = None
+    state = ""
     for line in lines:
         if line.startswith("ids: "):
             ids = tuple(line[5:].split(", "))
         elif line.startswith("tests: "):
             tests = line[7:]
+        elif line.startswith("state: "):
+            state = line[7:]
     return Placeholder(
-        match["what"], match["size"], match["outcome"], match["handle"], errors, ids, tests, excerpt
+        match["what"],
+        match["size"],
+        match["outcome"],
+        match["handle"],
+        errors,
+        ids,
+        tests,
+        excerpt,
+        state,
     )
