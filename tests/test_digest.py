@@ -306,6 +306,48 @@ def test_a_smaller_room_keeps_the_user_words_longest_and_is_never_empty() -> Non
         assert any("Never log tokens or API keys" in line for line in lines), budget
 
 
+def test_a_long_command_is_cut_short_rather_than_left_out_for_room() -> None:
+    command = (
+        'git add .gitignore && git commit -m "$(cat <<EOF\n'
+        + "Ignore build output. " * 12
+        + '\nEOF\n)"'
+    )
+    ledger = extract_ledger(
+        [
+            call("c1", "Bash", command="git status"),
+            result("c1", "clean"),
+            call("c2", "Bash", command=command),
+            result("c2", "error: hook declined\nexit code 1"),
+        ]
+    )
+    full = "\n".join(render(ledger))
+    room = len(full) - 120
+    lines = render(ledger, room)
+    assert len("\n".join(lines)) <= room
+    assert any(line.startswith("- `git add .gitignore && git commit") for line in lines)
+    assert any("`git status` → ok" in line for line in lines)
+
+
+def test_the_output_of_an_action_a_summary_ends_on_is_that_actions_outcome() -> None:
+    # An agent compacted while its action ran: the summary ends on the command, its output
+    # arrives after it. Read again, the output is the command's: its test run counts.
+    test = "Rscript -e 'devtools::test()'"
+    first = extract_ledger(
+        [
+            say("user", "Fix the outbox."),
+            say("assistant", f"Running the tests.\n```sh\n{test}\n```"),
+        ]
+    )
+    assert f"- `{test}` → no output seen" in render(first)
+    output = (
+        "Observation:\n══ Failed ══\nError: sends nothing\n[ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ]"
+    )
+    again = extract_ledger([summary_message(render(first), first.messages), say("user", output)])
+    text = rendered(again)
+    assert f"- [ FAIL 1 | WARN 0 | SKIP 0 | PASS 36 ] (`{test}`)" in text
+    assert "no output seen" not in text and "an action the summary holds" not in text
+
+
 def test_a_room_too_small_for_the_first_item_shows_one_that_fits() -> None:
     # A summary that cannot show its first line is dropped for want of room; a shorter line
     # that fits keeps it, with its full text beside for a later compaction to restore.
@@ -717,6 +759,27 @@ def test_a_reversed_plan_shows_only_the_standing_one_as_current() -> None:
     assert standing == ["Scrap the Redis cache idea: switching to an in-process LRU cache."]
     text = rendered(ledger)
     assert "- superseded (by: Scrap the Redis cache idea" in text
+
+
+def test_the_react_format_around_an_answer_is_not_the_assistants_words() -> None:
+    # CrewAI and LangChain agents write every answer as `Thought: I now know the final
+    # answer` then `Final Answer: …`: the format's words, shared by every answer, neither
+    # tie an acknowledgement to the decision before it nor show in the digest.
+    def answer(words: str) -> Message:
+        return say("assistant", f"Thought: I now know the final answer\nFinal Answer: {words}")
+
+    ledger = extract_ledger(
+        [
+            answer("I am going with one Mutex around the whole redelivery loop, for now."),
+            answer("Got it, that rule applies to the rest of the work."),
+            answer("config/relaycast.yml now has the redelivery jitter at 700 milliseconds."),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    assert [d.superseded_by for d in decisions] == [""] * len(decisions)
+    text = rendered(ledger)
+    assert "- I am going with one Mutex around the whole redelivery loop, for now." in text
+    assert "Final Answer" not in text and "I now know the final answer" not in text
 
 
 def test_a_value_changed_in_other_words_is_never_stated_stale() -> None:
@@ -1307,6 +1370,13 @@ def test_jest_console_blocks_are_not_errors() -> None:
             True,
         ),
         ("  [OK] caches the digest\n   Success: 48/48 tests passed\n", "48/48 tests passed", False),
+        # elm-test: the verdict, then one labelled count per line
+        (
+            "TEST RUN FAILED\n\nDuration: 812 ms\nPassed:   52\nFailed:   1\n",
+            "Passed:   52, Failed:   1",
+            True,
+        ),
+        ("TEST RUN PASSED\n\nDuration: 640 ms\nPassed:   53\nFailed:   0\n", "Failed:   0", False),
     ],
 )
 def test_test_summaries_are_read_by_their_shape(output: str, summary: str, fails: bool) -> None:
@@ -1314,6 +1384,38 @@ def test_test_summaries_are_read_by_their_shape(output: str, summary: str, fails
     assert found is not None and summary in found
     assert signals.summary_fails(found) is fails
     assert (signals.outcome_of(output)[0] == "failed") is fails
+
+
+@pytest.mark.parametrize(
+    ("output", "summary", "fails"),
+    [
+        # prove (Perl's TAP harness): each failing file's `Failed N/M subtests`, then the verdict
+        (
+            "t/flush.t ...... Dubious, test returned 1 (wstat 256, 0x100)\nFailed 1/16 subtests \n"
+            "t/routing.t .... ok\n\nTest Summary Report\n-------------------\n"
+            "t/flush.t (Wstat: 256 (exited 1) Tests: 16 Failed: 1)\n  Failed test:  13\n"
+            "  Non-zero exit status: 1\nFiles=5, Tests=33,  3 wallclock secs ( 0.04 usr  0.01 sys"
+            " +  0.70 cusr  0.08 csys =  0.83 CPU)\nResult: FAIL\n",
+            "Failed 1/16 subtests",
+            True,
+        ),
+        (
+            "t/00-load.t .... ok\nt/flush.t ...... ok\nAll tests successful.\n"
+            "Files=5, Tests=33,  2 wallclock secs ( 0.04 usr +  0.70 cusr =  0.74 CPU)\n"
+            "Result: PASS\n",
+            "Files=5, Tests=33",
+            False,
+        ),
+    ],
+)
+def test_prove_is_read_by_its_per_file_counts_and_its_verdict(
+    output: str, summary: str, fails: bool
+) -> None:
+    found = signals.test_summary(output)
+    assert found is not None and summary in found
+    assert signals.summary_fails(found) is fails
+    # prove's own exit status (the number of failing files) is the outcome it reports.
+    assert (signals.outcome_of(output)[0] != "ok") is fails
 
 
 @pytest.mark.parametrize(
@@ -1342,6 +1444,23 @@ def test_a_checkers_verdict_fails_a_command_that_prints_no_exit_status() -> None
     assert signals.outcome_of("Errors: 0\n")[0] == "ok"
 
 
+def test_a_statement_threads_onto_the_subject_it_shares_most_with_not_the_latest() -> None:
+    # The revision shares a few words with the subject spoken of last, and names the one
+    # before it in full: it is that subject's latest word, not the other's.
+    first = "My approach is keeping parked envelopes in the Elm model only, so notifier keeps them."
+    other = "The page reload test of the settings screen saves nothing yet."
+    again = (
+        "I am abandoning keeping parked envelopes in the Elm model only, since the model "
+        "empties on every page reload; a localStorage port saves them instead."
+    )
+    ledger = extract_ledger(
+        [say("assistant", first), say("assistant", other), say("assistant", again)]
+    )
+    latest = [t.latest for t in ledger.state("subjects").threads]
+    assert first not in latest
+    assert again in latest and other in latest
+
+
 def test_a_later_sentence_on_a_decision_is_its_subjects_latest_word_without_a_cue() -> None:
     # No reversal word: the sentence names the decision's subject and says something new.
     decided = "I'll keep the user sessions in Memcached behind the login service."
@@ -1358,10 +1477,12 @@ def test_a_later_sentence_on_a_decision_is_its_subjects_latest_word_without_a_cu
     )
     text = rendered(ledger)
     assert f"- superseded (by: {again}): {decided}" in text
-    assert f"- {again}" in text.split("## What the assistant said last, by subject")[1]
+    # It stands as the decision, and is shown once: the subject's line would say it twice.
+    assert f"\n- {again}\n" in text
+    assert text.count(again) == 2
     # And it reads back from the digest, so the next compaction keeps it.
-    parsed = parse_ledger(text)
-    assert [t.latest for t in parsed.state("subjects").threads] == [again]
+    body = text.split("<earlier-context-summary>")[1]
+    assert rendered(parse_ledger(text)).split("<earlier-context-summary>")[1] == body
 
 
 def test_a_message_that_speaks_of_a_decision_then_decides_anew_replaces_it() -> None:
@@ -1785,6 +1906,41 @@ def test_a_value_left_unsettled_is_settled_by_a_later_message_naming_a_new_one(
         ]
     )
     assert shown in rendered(ledger)
+
+
+def test_a_value_a_message_sets_is_not_unsettled_by_its_next_sentence() -> None:
+    # "Raise it to 24 workers." gives the value the sentence before it names: the change is
+    # read, and the sentence that gave it does not unread it.
+    ledger = extract_ledger(
+        [
+            say("user", "For now the chronos worker count should be 3 workers."),
+            say(
+                "user",
+                "3 workers is too short for the chronos worker count with our slower "
+                "partners. Raise it to 24 workers.",
+            ),
+        ]
+    )
+    assert "- chronos worker count: 24 workers (earlier: 3 workers)" in rendered(ledger)
+
+
+def test_an_unsettled_value_quotes_the_users_words_on_it_newest_kept() -> None:
+    # Where a change cannot be read, the quote is the sentence that names the value and the
+    # one after it, not the message's preamble; cut short, the oldest words go first.
+    preamble = "[Problem statement]: We are currently solving the following issue. " * 8
+    changes = [
+        f"The chronos worker count is still too low for partner {n}, raise it again."
+        for n in range(3, 12)
+    ]
+    ledger = extract_ledger(
+        [
+            say("user", "For now the chronos worker count should be 3 workers."),
+            *(say("user", preamble + change) for change in changes),
+        ]
+    )
+    line = next(li for li in rendered(ledger).splitlines() if "chronos worker count:" in li)
+    assert "unsettled" in line and "Problem statement" not in line
+    assert f"“{changes[-1]}”" in line
 
 
 def test_a_preposition_is_never_the_name_of_a_value() -> None:

@@ -142,6 +142,10 @@ _GOTESTSUM = re.compile(
     r"^DONE (\d+ tests?(?:, \d+ (?:skipped|failures?|errors?))*)(?: in [\d.]+m?s)?\s*$",
     re.MULTILINE,
 )
+# prove (Perl's TAP harness): `Failed 1/16 subtests` under each failing file, then the
+# totals and the verdict (`Files=5, Tests=33,  3 wallclock secs (…)` / `Result: FAIL`).
+_PROVE_FAILED = re.compile(r"^(Failed \d+/\d+ subtests)[ \t]*$", re.MULTILINE)
+_PROVE_RESULT = re.compile(r"^(Files=\d+, Tests=\d+),[^\n]*\nResult: ([A-Z]+)[ \t]*$", re.MULTILINE)
 _TESTS_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
 # Any runner's summary, read by its shape: counts tied to outcome words, in either order
 # (`55 examples, 1 failure`, `Tests run: 42, Failures: 1`, `Failed: 1, Passed: 41`,
@@ -282,6 +286,10 @@ def test_summary(text: str) -> str | None:
         summaries = [m.group(1) for m in _TEST_SUMMARY.finditer(line)]
         if any(_COUNT_WORD.search(s) for s in summaries):
             return _as_printed(line)
+    prove = _PROVE_RESULT.findall(tail) if "Result: " in tail else None
+    if prove:
+        totals, verdict = prove[-1]
+        return "; ".join([*_PROVE_FAILED.findall(tail), f"{totals}, Result: {verdict}"])
     dart = _DART_TESTS.findall(tail) if " tests " in tail else None
     if dart:
         return str(dart[-1])
@@ -329,9 +337,11 @@ def _counted_summary(tail: str) -> str | None:
     """The last line that reads as a run's summary by its shape: two or more counts, one of
     them an outcome (`55 examples, 1 failure`, `Tests run: 9, Failures: 0, Errors: 0`); or
     lone outcome counts on lines of their own, read together (mocha's `41 passing` then
-    `1 failing`). Only lines holding an outcome word are read (found with `str.find`)."""
+    `1 failing`; elm-test's `Passed:   52` then `Failed:   1`, two or more of them where they
+    are labelled). Only lines holding an outcome word are read (found with `str.find`)."""
     lowered = _lowered(tail)
     lone: list[tuple[int, int]] = []  # (start, end) of lone counts in `tail`, last first
+    labelled = 0  # how many of them are labels (`Failed: 1`)
     for start in sorted(_line_starts_holding(lowered, _VERDICT_HINTS), reverse=True):
         end = lowered.find("\n", start)
         end = len(lowered) if end == -1 else end
@@ -344,21 +354,24 @@ def _counted_summary(tail: str) -> str | None:
         if len(counts) >= 2 and any(c[1] in _VERDICT_WORDS for c in counts) and not lone:
             return _as_printed(tail[start:end])
         first = counts[0][2]
-        if (
-            len(counts) == 1
-            and counts[0][1] in _LONE_WORDS
-            and len(line.strip()) <= len(first[0]) + 12
+        label = len(counts) == 1 and first["label"] in _VERDICT_WORDS
+        if len(counts) == 1 and (
+            (counts[0][1] in _LONE_WORDS and len(line.strip()) <= len(first[0]) + 12)
+            or (label and len(line.strip()) == len(first[0]))
         ):
             lone.append((start + first.start(), start + first.end()))
+            labelled += label
         elif lone:
             break
-    return ", ".join(tail[a:b] for a, b in reversed(lone)) if lone else None
+    if not lone or labelled == len(lone) == 1:
+        return None  # one `Errors: 0` alone is not a run's summary
+    return ", ".join(tail[a:b] for a, b in reversed(lone))
 
 
 @text_cache()
 def summary_fails(summary: str) -> bool:
     """Whether a test summary (as `test_summary` returns it) counts a failure or an error."""
-    if re.search(r"\bFAILED\b|(?:^|\s)-[1-9]\d*:|\bSome tests failed\b", summary):
+    if re.search(r"\bFAILED\b|(?:^|\s)-[1-9]\d*:|\bSome tests failed\b|Result: FAIL", summary):
         return True
     return any(n > 0 and word in _FAILING_WORDS for n, word, _m in _counts(_lowered(summary)))
 

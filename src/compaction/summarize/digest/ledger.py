@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compaction.messages import Message
-from compaction.summarize.digest.events import EarlierSummary, Event, Reader
+from compaction.summarize.digest.events import NO_OUTPUT, EarlierSummary, Event, Reader
 from compaction.summarize.digest.format import summary_body
 from compaction.summarize.digest.sections import Item, Narrative, Section, default_sections
 
@@ -89,6 +89,7 @@ class LedgerBuilder:
 
     def add(self, message: Message) -> None:
         self.ledger.messages += 1
+        earlier: Ledger | None = None
         for event in self._reader.read(message):
             self._seq += 1
             if isinstance(event, EarlierSummary):
@@ -97,13 +98,15 @@ class LedgerBuilder:
                 self.ledger.messages += max(event.replaced - 1, 0)
                 continue
             self._observe(self.ledger, event)
+        if earlier is not None:
+            self._reader.after_summary(awaited(earlier))
 
     def merge(self, ledger: Ledger, count: int) -> None:
         """Take in a summary's ledger as if its message had been read here (`count`: the
         messages it stands for)."""
         self.ledger = self.ledger.merge(ledger)
         self.ledger.messages += count - 1
-        self._reader.after_summary()
+        self._reader.after_summary(awaited(ledger))
 
     def beside(self, message: Message) -> None:
         """Take in, as context, a message the digest sits beside and does not replace (the
@@ -123,6 +126,17 @@ class LedgerBuilder:
         for event in self._reader.pending():
             self._observe(ledger, event)
         return ledger
+
+
+def awaited(ledger: Ledger) -> list[str]:
+    """The command a summary ends on, its output unseen (`NO_OUTPUT`), when it holds one
+    such command alone: the output that follows the summary is that command's."""
+    waiting = [
+        record.command
+        for record in ledger.state("commands").commands.values()
+        if record.outcome == NO_OUTPUT
+    ]
+    return waiting if len(waiting) == 1 else []
 
 
 def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Ledger:
@@ -145,20 +159,14 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
     per_section = ledger.items()
     headings = [s.heading for s in ledger.sections]
     chosen: dict[tuple[int, int], int] = {}  # (section, item) → form index
-    if budget_chars is None:
-        for si, items in enumerate(per_section):
-            for ii in range(len(items)):
-                chosen[(si, ii)] = 0
-        return _lines(per_section, headings, chosen)
-    used = 0
-    opened: set[int] = set()
     order = sorted(
         (item.tier, -item.rank, si, ii)
         for si, items in enumerate(per_section)
         for ii, item in enumerate(items)
     )
-    # A line two sections both hold (a note that is also a subject's latest word) is shown
-    # once, where it ranks first.
+    # A line two sections both hold (a note that is also a subject's latest word), or one
+    # section twice (the user's "Carry on." of every turn), is shown once, where it ranks
+    # first: in any room, in full too.
     shown: set[str] = set()
     unique = []
     for o in order:
@@ -167,6 +175,11 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
             shown.add(line)
             unique.append(o)
     order = unique
+    if budget_chars is None:
+        chosen = {(si, ii): 0 for _, _, si, ii in order}
+        return _lines(per_section, headings, chosen)
+    used = 0
+    opened: set[int] = set()
     # The must-haves (tiers 0 to 2) first in their shortest forms, then grown; then each
     # lower tier the same way: breadth before depth, importance before both.
     phases = [(0, 1, 2), (3,)]

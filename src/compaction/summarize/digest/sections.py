@@ -266,8 +266,10 @@ class Values(Section[ValuesState]):
     def observe(self, state: ValuesState, event: Event, seq: int) -> None:
         if not isinstance(event, UserSaid):
             return
-        for sentence in signals.sentences(event.text):
-            self._sentence(state, sentence, event.text)
+        said = signals.sentences(event.text)
+        set_here: set[str] = set()  # values a sentence of this message set
+        for n in range(len(said)):
+            set_here |= self._sentence(state, said, n, set_here)
 
     def _set(self, state: ValuesState, key: str, value: str, sentence: str) -> None:
         record = state.values.get(key)
@@ -282,7 +284,13 @@ class Values(Section[ValuesState]):
         record.quotes.append(signals.clip(sentence, 200))
         state.values[key] = state.values.pop(key)
 
-    def _sentence(self, state: ValuesState, sentence: str, words: str) -> None:
+    def _sentence(
+        self, state: ValuesState, said: Sequence[str], n: int, set_here: set[str]
+    ) -> set[str]:
+        """Read sentence `n` of a user's message (`said`, its sentences) for the values it
+        sets; the keys it set. A value an earlier sentence of the message set (`set_here`)
+        is not unsettled by this one: "… Raise it to 24 workers." gave it."""
+        sentence = said[n]
         settled: set[str] = set()
         instead = _INSTEAD.search(sentence)
         if instead is not None:
@@ -309,7 +317,7 @@ class Values(Section[ValuesState]):
             if not new:
                 # Or in another sentence of the same message that names no subject of its
                 # own ("90 days for the retention broke the load test. Use 30 days.").
-                for other in signals.sentences(words):
+                for other in said:
                     if other != sentence and _BARE_VALUE.match(other):
                         new.update(
                             (_norm(v), v) for v in _measures_in(other, unit) if _norm(v) not in held
@@ -319,19 +327,22 @@ class Values(Section[ValuesState]):
                 settled.add(key)
         cued = _CHANGE_CUE.search(lowered) is not None
         for key, record in state.values.items():
-            if key in settled or not (cued or (not record.value and key in lowered)):
+            if key in settled or key in set_here:
+                continue
+            if not (cued or (not record.value and key in lowered)):
                 continue
             # A change of this value the readers could not parse (or a word on one left
-            # unsettled): stop stating it as current, and quote the user's message (the new
-            # value may be in the next sentence).
+            # unsettled): stop stating it as current, and quote the user's words on it (the
+            # new value may be in the next sentence).
             if key in lowered or (record.value and _norm(record.value) in lowered):
-                quote = signals.clip(" ".join(words.split()), 300)
+                quote = signals.clip(" ".join(" ".join(said[n : n + 2]).split()), 300)
                 if quote not in record.quotes:
                     record.quotes.append(quote)
                 if record.value:
                     record.earlier = [v for v in record.earlier if _norm(v) != _norm(record.value)]
                     record.earlier.append(record.value)
                 record.value = ""
+        return settled
 
     def merge(self, earlier: ValuesState, later: ValuesState) -> ValuesState:
         # Copies: the merged state is observed further, and neither input may change with it.
@@ -353,11 +364,9 @@ class Values(Section[ValuesState]):
         out = []
         for rank, (key, record) in enumerate(state.values.items()):
             if not record.value:
-                quoted = "; ".join(f"“{q}”" for q in record.quotes)
-                forms = _clip_forms(
-                    f"- {key}: unsettled, the user's words in order: {quoted}", 600, 300
-                )
-                out.append(Item(0, rank, forms))
+                head = f"- {key}: unsettled, the user's words in order: "
+                forms = tuple(_newest_quotes(head, record.quotes, limit) for limit in (600, 300))
+                out.append(Item(0, rank, _distinct(forms)))
                 continue
             was = f" (earlier: {', '.join(record.earlier)})" if record.earlier else ""
             out.append(Item(0, rank, (f"- {key}: {record.value}{was}",)))
@@ -368,11 +377,31 @@ class Values(Section[ValuesState]):
 
     def parse(self, state: ValuesState, item: str) -> None:
         if m := self._UNSETTLED.match(item):
-            quotes = [q.strip("“”") for q in m.group(2).split("”; “")]
+            quotes = [q.strip("“”") for q in m.group(2).removeprefix(_LEFT_OUT).split("”; “")]
             state.values[m.group(1)] = ValueRecord("", [], quotes)
         elif m := self._LINE.match(item):
             earlier = m.group(3).split(", ") if m.group(3) else []
             state.values[m.group(1)] = ValueRecord(m.group(2), earlier)
+
+
+# Where the oldest of a value's quotes were left out for room.
+_LEFT_OUT = "… "
+
+
+def _newest_quotes(head: str, quotes: Sequence[str], limit: int) -> str:
+    """`head` and the user's `quotes` in order, in at most about `limit` characters: the
+    oldest go first (the latest words are the ones that say where the value stands), and
+    the newest alone is clipped when even it is too long."""
+    kept: list[str] = []
+    size = len(head)
+    for quote in reversed(quotes):
+        piece = f"“{quote}”"
+        if kept and size + len(piece) + 2 > limit:
+            break
+        kept.insert(0, piece)
+        size += len(piece) + 2
+    left_out = _LEFT_OUT if len(kept) < len(quotes) else ""
+    return signals.clip(head + left_out + "; ".join(kept), limit)
 
 
 # -- files ---------------------------------------------------------------------------------
@@ -696,6 +725,10 @@ class CommandsState:
     commands: dict[str, CommandRecord] = field(default_factory=dict)  # latest last
 
 
+#: How much of a long command a digest short of room shows.
+_COMMAND_CHARS = 100
+
+
 class Commands(Section[CommandsState]):
     """Commands run, each with its latest outcome (and whether it failed before)."""
 
@@ -739,19 +772,28 @@ class Commands(Section[CommandsState]):
         # above every plain one, the newest first within each.
         lift = len(state.commands)
         for rank, record in enumerate(state.commands.values()):
-            line = f"- `{record.command.replace(chr(10), ' ⏎ ')}` → {record.outcome}"
+            command = record.command.replace(chr(10), " ⏎ ")
+            # A long command (a commit message in a heredoc) is cut short where room is short:
+            # what ran, and how it ended, still show.
+            lines = [
+                f"- `{shown}` → {record.outcome}"
+                for shown in dict.fromkeys((command, signals.clip(command, _COMMAND_CHARS)))
+            ]
             if record.failed_before:
                 forms = (
                     tuple(
-                        f"{line} (failed earlier: {error})"
+                        f"{lines[0]} (failed earlier: {error})"
                         for error in dict.fromkeys((record.error, signals.clip(record.error, 72)))
                     )
                     if record.error
-                    else (f"{line} (failed earlier)",)
+                    else (f"{lines[0]} (failed earlier)",)
                 )
+                if len(lines) > 1:
+                    forms += (f"{lines[-1]} (failed earlier)",)
                 out.append(Item(2, rank + lift, forms))
             else:
-                out.append(Item(2, rank + (lift if record.outcome != "ok" else 0), (line,)))
+                lifted = lift if record.outcome != "ok" else 0
+                out.append(Item(2, rank + lifted, tuple(lines)))
         return out
 
     _LINE = re.compile(r"^`(.*)` → (.+?)(?: \(failed earlier(?:: (.*))?\))?$")
@@ -853,12 +895,6 @@ def _subject_words(text: str) -> frozenset[str]:
     return signals.significant_words(text) - _PLAN_WORDS
 
 
-def _returns_to(words: frozenset[str], subject: frozenset[str]) -> bool:
-    """Whether a statement of `words` speaks again of a subject named by `subject` and says
-    something new of it (`_says_more`)."""
-    return _says_more(len(words & subject), len(words))
-
-
 def _says_more(shared: int, words: int) -> bool:
     """The rule, without cues: a statement of `words` subject words, `shared` of them with a
     subject, names it (two of its words) and says something new of it (two of its own)."""
@@ -895,7 +931,7 @@ class DecisionsState:
         self, words: frozenset[str], skip: frozenset[str] = frozenset()
     ) -> Decision | None:
         """The most recent of the last `_RECENT_DECISIONS` standing decisions a statement of
-        `words` speaks of again (`_returns_to`), found through the word index; decisions
+        `words` speaks of again (`_says_more`), found through the word index; decisions
         whose text is in `skip` are passed over."""
         for position in range(self._index_size, len(self.decisions)):
             for word in self.decisions[position].words:
@@ -1390,7 +1426,8 @@ class Subjects(Section[SubjectsState]):
         words: frozenset[str] | None = None,
     ) -> None:
         """Follow `statement` (of subject `words`) under the subject it returns to — two of
-        that subject's words and two of its own — or start a subject of its own."""
+        that subject's words and two of its own; of several, the one it shares most words
+        with, the most recent of those — or start a subject of its own."""
         if words is None:
             words = _subject_words(statement)
         if len(words) < 4 or statement.rstrip().endswith("?"):
@@ -1398,12 +1435,16 @@ class Subjects(Section[SubjectsState]):
         named = state.named
         if sum(1 for word in words if word in named) >= 2:
             threads = state.threads
+            best, most = -1, 0
             for i in range(len(threads) - 1, -1, -1):
-                thread = threads[i]
-                if _returns_to(words, thread.words):
-                    state.remove(i)
-                    state.add(Thread(words, statement, seq, thread.said + said))
-                    return
+                shared = len(words & threads[i].words)
+                if shared > most and _says_more(shared, len(words)):
+                    best, most = i, shared
+            if best >= 0:
+                thread = threads[best]
+                state.remove(best)
+                state.add(Thread(words, statement, seq, thread.said + said))
+                return
         state.add(Thread(words, statement, seq, said))
 
     def observe(self, state: SubjectsState, event: Event, seq: int) -> None:
