@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import subprocess
 import sys
@@ -34,6 +35,16 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
 T = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+
+
+@dataclasses.dataclass(kw_only=True)
+class ProgressPart(pm.DataCapabilityPart[str], namespace="tests", tag="progress_report"):
+    """A capability's data: it reaches the model framed, on the user's channel."""
+
+
+@dataclasses.dataclass(kw_only=True)
+class RequestsLeftPart(pm.InstructionCapabilityPart, namespace="tests"):
+    """A capability's instruction: the application's voice, mid-conversation."""
 
 
 def every_part_history() -> list[pm.ModelMessage]:
@@ -141,6 +152,12 @@ def every_part_history() -> list[pm.ModelMessage]:
                 ),
                 pm.SpeechPart(speaker="user", transcript="and hurry"),
                 pm.SystemPromptPart("nudge", scope="request", timestamp=T),
+                ProgressPart(content="3 of 5 steps done.", source=pm.OperatorSource(), timestamp=T),
+                RequestsLeftPart(
+                    content=pm.OperatorText("2 model requests left."),
+                    source=pm.OperatorSource(),
+                    timestamp=T,
+                ),
             ],
             timestamp=T,
         ),
@@ -160,10 +177,11 @@ def union_members(alias: Any) -> set[type]:
 
 def test_the_history_holds_every_part_type_pydantic_ai_has() -> None:
     history = every_part_history()
-    present = {type(p) for m in history for p in m.parts}
+    parts = [p for m in history for p in m.parts]
     legacy = {pm.RetryPromptPart}  # deprecated: loads as ToolReturnPart / RetryFeedbackPart
-    missing = (union_members(pm.ModelRequestPart) | union_members(pm.ModelResponsePart)) - legacy
-    assert missing - present == set()
+    members = (union_members(pm.ModelRequestPart) | union_members(pm.ModelResponsePart)) - legacy
+    # A base such as CapabilityPart is present through its subclasses.
+    assert {t for t in members if not any(isinstance(p, t) for p in parts)} == set()
 
 
 def dump(messages: list[pm.ModelMessage]) -> Any:
@@ -203,6 +221,21 @@ def test_decoded_parts() -> None:
     assert any(isinstance(p, ImagePart) for p in results["c3"].content)
     summaries = [p for m in conversation for p in m.parts if isinstance(p, SummaryPart)]
     assert [s.replaced for s in summaries] == [3]
+    # A capability's data is read (and counted) as a user turn; its instruction, from the
+    # operator, as a pinned system message.
+    data = next(m for m in conversation if m.text == "3 of 5 steps done.")
+    assert data.role == "user" and not data.pinned
+    instruction = next(m for m in conversation if m.text == "2 model requests left.")
+    assert instruction.role == "system" and instruction.pinned
+
+
+def test_a_shortened_capability_part_stays_a_capability_part() -> None:
+    # Compaction never turns a capability's data into the user's own words.
+    messages = list(to_conversation(every_part_history()).messages)
+    i = next(i for i, m in enumerate(messages) if m.text == "3 of 5 steps done.")
+    messages[i] = Message("user", (TextPart("3 of 5 …"),), provider_data=messages[i].provider_data)
+    part = from_conversation(messages)[2].parts[-2]
+    assert isinstance(part, ProgressPart) and part.content == "3 of 5 …"
 
 
 def test_a_masked_tool_result_keeps_its_ids_and_timestamp() -> None:

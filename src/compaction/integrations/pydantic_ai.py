@@ -20,6 +20,9 @@ included):
     ToolReturnPart and other returns   a tool message (failed or retried: an error result),
                                        text and images of multimodal returns
     RetryFeedbackPart                  a user message with its text
+    CapabilityPart                     a capability's data: a user message with its content
+                                       (shortened, still the capability's part); its
+                                       instruction from the operator: a pinned system message
     CompactionPart (request side)      a summary — and a summary is written back as one, in a
                                        ModelRequest, as pydantic-ai expects of an application's
                                        summary
@@ -187,7 +190,19 @@ def _request_part(part: Any) -> tuple[Role, tuple[Part, ...], bool]:
         return "user", (_summary(part),), False
     if isinstance(part, pm.SpeechPart):  # the user's spoken turn, read by its transcript
         return "user", (TextPart(part.transcript or ""),), False
+    if isinstance(part, pm.CapabilityPart):
+        seen = part.model_content()
+        parts = _user_content([seen] if isinstance(seen, pm.TextContent) else seen)
+        if _is_instruction(part):  # the application's voice, kept as a system prompt is
+            return "system", parts, True
+        return "user", parts, False  # data, framed on the user's channel
     return "system", (), True
+
+
+def _is_instruction(part: pm.CapabilityPart) -> bool:
+    """Whether pydantic-ai sends a capability part as a system message: an instruction from
+    a source with the operator's authority (with less, it is downgraded to framed data)."""
+    return part.rendering.voice == "instruction" and part.source.authority == "operator"
 
 
 def _summary(part: pm.CompactionPart) -> SummaryPart:
@@ -292,8 +307,8 @@ def _request_parts(message: Message) -> list[Any]:
         return [{**raw, "content": _tool_content(message.tool_results[0])}]
     if message.is_summary:
         return [_summary_part(message)]
-    if kind == "system-prompt":
-        return [{**raw, "content": message.text}]
+    if kind in ("system-prompt", "capability"):  # a capability's data stays framed as its own,
+        return [{**raw, "content": message.text}]  # never the user's words
     return [{"part_kind": "user-prompt", "content": _user_prompt(message.parts)}]
 
 
