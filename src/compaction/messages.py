@@ -146,6 +146,13 @@ class Message:
     name: str | None = None
     pinned: bool = False
     provider_data: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # The parts by kind, read once (strategies and readers ask for them many times a pass).
+    _calls: tuple[ToolCallPart, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _results: tuple[ToolResultPart, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def text_message(cls, role: Role, text: str, *, pinned: bool = False) -> Message:
@@ -158,11 +165,19 @@ class Message:
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+        calls = self._calls
+        if calls is None:
+            calls = tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+            object.__setattr__(self, "_calls", calls)
+        return calls
 
     @property
     def tool_results(self) -> tuple[ToolResultPart, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolResultPart))
+        results = self._results
+        if results is None:
+            results = tuple(p for p in self.parts if isinstance(p, ToolResultPart))
+            object.__setattr__(self, "_results", results)
+        return results
 
     @property
     def is_summary(self) -> bool:
