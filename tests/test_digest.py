@@ -507,6 +507,28 @@ def test_failed_tests_named_around_their_location_are_read(out: str, name: str) 
     assert any(name in e for e in errors), errors
 
 
+@pytest.mark.parametrize(
+    "out",
+    [
+        "Request failed with status code 404",
+        "EISDIR: illegal operation on a directory, read",
+        "\n  Repository not found.\n\nVisit the page to index it.",
+    ],
+)
+def test_a_result_the_tool_flags_as_an_error_says_why_in_its_own_words(out: str) -> None:
+    # A fetch or a read that failed reports it in a line no error reader knows: flagged as
+    # an error by the tool, the output is the error, and the digest keeps it.
+    first_line = next(line.strip() for line in out.splitlines() if line.strip())
+    outcome, errors = signals.outcome_of(out, is_error=True)
+    assert outcome != "ok" and errors == (first_line,)
+    ledger = extract_ledger(
+        [call("1", "WebFetch", url="https://example.com/a"), result("1", out, is_error=True)]
+    )
+    assert first_line in rendered(ledger)
+    # Not flagged, the same words are a page's content, not an error.
+    assert signals.outcome_of(out) == ("ok", ())
+
+
 def test_a_lua_error_with_its_stack_traceback_is_a_failure() -> None:
     out = "\n".join(
         [

@@ -432,15 +432,24 @@ def outcome_of(text: str, *, is_error: bool = False) -> tuple[str, tuple[str, ..
         # (a linter's "5 errors fixed", logged warnings) does not overrule a zero.
         if status == 0:
             return "ok", ()
-        return f"exit {status}", _why_failed(text, errors, summary)
+        return f"exit {status}", _why_failed(text, errors, summary) or _flagged(text, is_error)
     if (summary and summary_fails(summary)) or _failed_verdict(text):
         return "failed", _why_failed(text, errors, summary)
     if is_error or any(not e.lower().startswith("warning") for e in errors):
-        return "error", errors
+        return "error", errors or _flagged(text, is_error)
     raised = _RAISED.search(text) if "stack traceback:" in text else None
     if raised is not None:
         return "error", (clip(raised.group(1).strip(), 200),)
     return "ok", ()
+
+
+def _flagged(text: str, is_error: bool) -> tuple[str, ...]:
+    """Why a result the tool flagged as an error failed, where no reader knows its lines
+    (a fetch's `Request failed with status code 404`, a read's `EISDIR: …`): its first line."""
+    if not is_error:
+        return ()
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return (clip(first, 200),) if first else ()
 
 
 # An error raised with its stack traceback after it (Lua's interpreter): the line above.
