@@ -297,6 +297,27 @@ def test_window_fraction_uses_the_registry_and_config_overrides() -> None:
     assert decision.target == int(int(tokens * 0.5) * 0.6)
 
 
+def test_no_summary_is_dropped_for_a_target_that_is_missed_anyway() -> None:
+    # The live user turn fits the target, but not with the exchange that answers it: even
+    # with every summary dropped and the live result cut to its placeholder the target is
+    # out of reach, and dropping them lost every earlier fact for nothing.
+    base = coding_session(12)
+    turn = say("user", "Here is the spec for the signup flow. " * 60)
+    live_call = calls(("fresh", "read_file", {"path": "src/fresh.py"}), text="Reading it.")
+    listing = "\n".join(f"{n:4d}  def fresh_{n}(): return {n}" for n in range(12))
+    conversation = base.with_messages(
+        (*base.messages, turn, live_call, *results(("fresh", listing)))
+    )
+    compactor = Compactor(CompactionConfig(keep_recent_n=2))
+    kept = conversation.with_messages((*conversation.messages[:2], turn))
+    result = compactor.compact(conversation, max_tokens=compactor.count(kept) + 5)
+    assert result.receipt.status == "target_unreachable"
+    summaries = [m for m in result.conversation.messages if m.is_summary]
+    assert summaries and "src/mod_0.py" in summaries[0].text
+    assert result.conversation.messages[-1] == conversation.messages[-1]
+    assert validate_for(result.conversation) == []
+
+
 def _ends_with_a_fresh_result(dialect: str = "openai") -> Conversation:
     """A session whose last message is the result the model asked for and has not read."""
     role = "user" if dialect == "anthropic" else "tool"

@@ -156,6 +156,14 @@ def _shrink(work: Workspace, details: list[str]) -> None:
     # Still over: what the model is about to read stays verbatim when dropping summaries
     # (their originals are archived) is enough; otherwise it is shortened first.
     droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
+    if work.total() - droppable - _live_gain(work) > work.target:
+        # Out of reach even with every summary gone and the live results at their shortest:
+        # losing them would not meet it. As where the protected content alone is over it,
+        # the summaries stay in full and the live results whole.
+        for index in summaries:
+            work.resize(index, None)
+        details.append("summaries kept in full (the target is out of reach)")
+        return
     shortened = dropped = folded = 0
     if not work.fits() and droppable < work.over_by():
         shortened = shorten_live(work)
@@ -264,6 +272,24 @@ def full_tokens(work: Workspace, index: int) -> int:
     return work.measure(resizable.render(None)) if resizable is not None else 0
 
 
+def _live_gain(work: Workspace) -> int:
+    """The most that shortening the results the model is about to read could give: each
+    down to its placeholder, the shortest form there is."""
+    gain = 0
+    for slot in work.slots:
+        if slot.live and slot.message.tool_results:
+            placeholder = _placeholder(work, slot.message)
+            if placeholder is not None:
+                gain += max(slot.tokens - work.measure(placeholder), 0)
+    return gain
+
+
+def _placeholder(work: Workspace, message: Message) -> Message | None:
+    """`message` with its tool results masked whatever their size: the shortest form."""
+    calls = {c.id: c for s in work.slots for c in s.message.tool_calls}
+    return MaskStrategy(min_chars=0).mask_message(message, calls)
+
+
 def shorten_live(work: Workspace) -> int:
     """Shorten the results the model is about to read, largest first, to head and tail with
     a marker naming the archived original, until the target is met."""
@@ -280,8 +306,7 @@ def shorten_live(work: Workspace) -> int:
         message = shortened_message(slot.message, budget, work)
         if work.measure(message) > budget:
             # Not even head and tail fit: the placeholder, the shortest form there is.
-            calls = {c.id: c for s in work.slots for c in s.message.tool_calls}
-            message = MaskStrategy(min_chars=0).mask_message(slot.message, calls) or message
+            message = _placeholder(work, slot.message) or message
         if message is not slot.message:
             work.replace(index, message, "shortened")
             shortened += 1
