@@ -318,48 +318,6 @@ def test_no_summary_is_dropped_for_a_target_that_is_missed_anyway() -> None:
     assert validate_for(result.conversation) == []
 
 
-def _two_stretches_around_a_user_turn() -> Conversation:
-    """Work on one module, the user's word, work on another, the final answer."""
-    messages = [
-        say("system", "You are a careful coding agent."),
-        say("user", "Add multiply_numbers to math_utils with a test, then commit."),
-    ]
-    for stretch, module in enumerate(("math_utils", "string_utils")):
-        for i in range(4):
-            n = f"{stretch}{i}"
-            messages += [
-                calls((f"e{n}", "edit_file", {"path": f"src/{module}_{i}.py", "old": "a"})),
-                *results((f"e{n}", "edited\n" + "context line\n" * 40)),
-                calls((f"t{n}", "bash", {"command": f"pytest tests/test_{module}_{i}.py"})),
-                *results((f"t{n}", "collected 2 items\n" + ". " * 80 + "\n2 passed in 0.1s")),
-            ]
-        if stretch == 0:
-            messages.append(say("user", "Hook: commit the generated files too, or ignore them."))
-    messages.append(say("assistant", "Done: both modules changed and committed."))
-    return Conversation(tuple(messages))
-
-
-def test_summaries_shrunk_side_by_side_become_one_when_one_says_more() -> None:
-    # Two digests around a user's turn, shrunk into a tight room: each paid its own header
-    # and preamble, and neither had room left for its files. One digest of both, in the
-    # room they took together, holds more of them.
-    conversation = _two_stretches_around_a_user_turn()
-    compactor = Compactor(CompactionConfig(keep_recent_n=2))
-    protected = compactor.count(
-        conversation.with_messages(
-            (*conversation.messages[:2], conversation.messages[18], conversation.messages[-1])
-        )
-    )
-    result = compactor.compact(conversation, max_tokens=protected + 200)
-    assert result.receipt.target_met
-    summaries = [m for m in result.conversation.messages if m.is_summary]
-    assert len(summaries) == 1, [m.text for m in summaries]
-    text = summaries[0].text
-    assert "math_utils" in text and "string_utils" in text, text
-    assert result.conversation.messages[-1] == conversation.messages[-1]
-    assert validate_for(result.conversation) == []
-
-
 def _ends_with_a_fresh_result(dialect: str = "openai") -> Conversation:
     """A session whose last message is the result the model asked for and has not read."""
     role = "user" if dialect == "anthropic" else "tool"

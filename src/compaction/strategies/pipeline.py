@@ -35,7 +35,6 @@ from compaction.strategies.mask import (
     head_and_tail,
     with_excerpt,
 )
-from compaction.summarize.digest import summary_body
 
 
 @runtime_checkable
@@ -154,12 +153,6 @@ def _shrink(work: Workspace, details: list[str]) -> None:
         if work.fits():
             break
         work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
-    if work.fits():
-        if _fold_when_denser(work, summaries):
-            details.append("summaries shrunk, merged into one that holds more")
-        else:
-            details.append("summaries shrunk")
-        return
     # Still over: what the model is about to read stays verbatim when dropping summaries
     # (their originals are archived) is enough; otherwise it is shortened first.
     droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
@@ -193,57 +186,6 @@ def _shrink(work: Workspace, details: list[str]) -> None:
     )
 
 
-def _digests(work: Workspace, summaries: list[int]) -> list[tuple[int, DigestRendering]]:
-    return [
-        (i, rendering)
-        for i in summaries
-        if isinstance(rendering := work.slots[i].resizable, DigestRendering)
-    ]
-
-
-def _merged(digests: list[tuple[int, DigestRendering]], work: Workspace) -> DigestRendering:
-    """One digest of several, their ledgers merged in order."""
-    ledger = digests[0][1].ledger
-    for _, rendering in digests[1:]:
-        ledger = ledger.merge(rendering.ledger)
-    return DigestRendering(ledger, sum(r.count for _, r in digests), work.measure)
-
-
-def _fold_into(
-    work: Workspace, host: int, others: list[int], one: DigestRendering, message: Message
-) -> None:
-    work.adopt(host, one)
-    work.swap(host, message)
-    for index in sorted(others, reverse=True):
-        work.replace_span(index, index + 1, [], "digested")
-
-
-def _items(message: Message) -> int:
-    return sum(line.startswith("- ") for line in summary_body(message.text) or ())
-
-
-def _fold_when_denser(work: Workspace, summaries: list[int]) -> bool:
-    """Digests shrunk side by side (around a turn no strategy may fold) each pay for their
-    own header and preamble: when one digest of them all, in the room they take together,
-    holds more items than they do apart, they become one, at the first of them. Whether
-    they did."""
-    digests = _digests(work, summaries)
-    if len(digests) < 2 or any(work.marker_needed(i) for i, _ in digests):
-        return False
-    indices = [i for i, _ in digests]
-    if all(work.slots[i].tokens >= full_tokens(work, i) for i in indices):
-        return False  # none gave anything up
-    one = _merged(digests, work)
-    room = sum(work.slots[i].tokens for i in indices)
-    message = one.render(room)
-    if work.measure(message) > room:
-        return False
-    if _items(message) <= sum(_items(work.slots[i].message) for i in indices):
-        return False
-    _fold_into(work, indices[0], indices[1:], one, message)
-    return True
-
-
 def _fold_digests(work: Workspace, summaries: list[int]) -> int:
     """Every summary at its shortest and still over: the digests become one, their ledgers
     merged in order, at the first place where its shortest lines fit once the others are
@@ -252,10 +194,17 @@ def _fold_digests(work: Workspace, summaries: list[int]) -> int:
     for good. Returns how many went: 0 when no place fits, and the summaries are then
     dropped as they are."""
     assert work.target is not None
-    digests = _digests(work, summaries)
+    digests = [
+        (i, rendering)
+        for i in summaries
+        if isinstance(rendering := work.slots[i].resizable, DigestRendering)
+    ]
     if len(digests) < 2:
         return 0
-    one = _merged(digests, work)
+    merged = digests[0][1].ledger
+    for _, rendering in digests[1:]:
+        merged = merged.merge(rendering.ledger)
+    one = DigestRendering(merged, sum(r.count for _, r in digests), work.measure)
     indices = [i for i, _ in digests]
     staying = [i for i in indices if work.marker_needed(i)]
     for host in staying + [i for i in indices if i not in staying]:
@@ -266,7 +215,10 @@ def _fold_digests(work: Workspace, summaries: list[int]) -> int:
         message = one.render(max(work.target - rest, 0))
         if rest + work.measure(message) > work.target:
             continue
-        _fold_into(work, host, others, one, message)
+        work.adopt(host, one)
+        work.swap(host, message)
+        for index in reversed(others):
+            work.replace_span(index, index + 1, [], "digested")
         return len(others)
     return 0
 
