@@ -156,7 +156,7 @@ def _shrink(work: Workspace, details: list[str]) -> None:
     # Still over: what the model is about to read stays verbatim when dropping summaries
     # (their originals are archived) is enough; otherwise it is shortened first.
     droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
-    if work.total() - droppable - _live_gain(work) > work.target:
+    if not work.fits() and work.total() - droppable - _live_gain(work) > work.target:
         # Out of reach even with every summary gone and the live results at their shortest:
         # losing them would not meet it. As where the protected content alone is over it,
         # the summaries stay in full and the live results whole.
