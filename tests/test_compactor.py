@@ -31,7 +31,14 @@ from compaction.strategies import (
 )
 from compaction.strategies.digest import DigestRendering, earlier_rendering
 from compaction.strategies.mask import MASK_PREFIX
-from compaction.summarize.digest import extract_ledger, render, summary_message
+from compaction.summarize.digest import (
+    CLOSE_TAG,
+    OPEN_TAG,
+    SHORT_PREAMBLE,
+    extract_ledger,
+    render,
+    summary_message,
+)
 from compaction.summarize.digest.events import open_file_line
 from compaction.summarize.digest.format import FULL_TEXT_KEY, full_text, read_placeholder
 
@@ -821,3 +828,52 @@ def test_summaries_with_no_room_between_them_merge_into_the_one_that_fits() -> N
     assert again.receipt.target_met, again.receipt.reason
     shown = next(m for m in again.conversation.messages if m.is_summary).text
     assert "src/alpha.py" in shown and "src/beta.py" in shown
+
+
+def test_a_room_too_small_for_a_summary_preamble_keeps_a_bare_summary_not_none() -> None:
+    # The output the model is about to read leaves a few dozen tokens: not one line fits
+    # beside the summary's tags and preamble. The summary was dropped, and every later
+    # compaction had lost its facts. The header alone around one line fits, with the full
+    # text beside it for a later compaction with room to restore.
+    lines = [
+        "## What the user said",
+        "- all timestamps stay in UTC, no local time anywhere",
+        "## Files touched",
+        "- src/alpha.py (modified)",
+        "- src/beta.py (created)",
+    ]
+    first = summary_message(lines, 40)
+    log = "\n".join(f"test_case_{n} ... ok ({n} ms)" for n in range(400))
+    head = [say("system", "You are a coding agent."), say("user", "Fix the flaky tests.")]
+    tail = [
+        say("user", "Now run the whole suite."),
+        calls(("c1", "run_tests", {"command": "pytest -q"})),
+        *results(("c1", log)),
+    ]
+    conversation = Conversation((*head, first, *tail))
+    compactor = Compactor()
+    measure = compactor.counter_for(conversation).count_message
+    rendering = earlier_rendering(first, measure, shrunk_only=False)
+    assert rendering is not None
+    # Room for the header and one short line, not for the tags and preamble beside them.
+    room = 32
+    envelope = say("user", "\n".join([OPEN_TAG, SHORT_PREAMBLE, CLOSE_TAG]))
+    assert measure(envelope) + measure(say("user", lines[3])) > room
+    bare = compactor.count(conversation.with_messages((*head, *tail)))
+    result = compactor.compact(conversation, max_tokens=bare + room)
+    assert result.receipt.target_met, result.receipt.reason
+    out = result.conversation.messages
+    assert out[-1] == conversation.messages[-1]
+    [summary] = [m for m in out if m.is_summary]
+    assert summary.text.startswith("[compacted: 40 messages")
+    assert "- " in summary.text.split("\n", 1)[1]  # one line, not an empty envelope
+    kept = full_text(summary.parts[0])  # type: ignore[arg-type]
+    assert "src/alpha.py" in kept and "src/beta.py" in kept and "UTC" in kept
+    # The next compaction, with room again, shows everything in full.
+    later = result.conversation.with_messages(
+        (*out, say("assistant", "All green."), say("user", "Now update the changelog."))
+    )
+    again = compactor.compact(later, max_tokens=compactor.count(later) // 2)
+    assert again.receipt.target_met, again.receipt.reason
+    shown = next(m for m in again.conversation.messages if m.is_summary).text
+    assert "src/alpha.py" in shown and "src/beta.py" in shown and "UTC" in shown

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from compaction.messages import Group, Message, SummaryPart
 from compaction.strategies.base import StepReport, Workspace
 from compaction.summarize.digest import (
+    Envelope,
     Ledger,
     LedgerBuilder,
     envelope_chars,
@@ -58,16 +59,27 @@ class DigestRendering:
         full = self.full()
         if budget is None or self._full_tokens <= budget:
             return full
-        short = budget < _SHORT_BELOW
+        envelope: Envelope = "short" if budget < _SHORT_BELOW else "full"
+        fitted, least = self._fit(budget, envelope)
+        if fitted is None and envelope == "short":
+            # Not one line beside the tags and the preamble: the header alone around it,
+            # rather than a summary dropped for want of room (its facts ride beside).
+            fitted, least = self._fit(budget, "bare")
+        return fitted if fitted is not None else least
+
+    def _fit(self, budget: int, envelope: Envelope) -> tuple[Message | None, Message]:
+        """The fullest rendering in `envelope` that takes at most `budget` tokens (None when
+        none does), and the last one tried."""
+        full = self.full()
         per_token = max(len(full.text), 1) / max(self._full_tokens, 1)
-        chars = int(budget * per_token) - envelope_chars(self.count, short=short)
+        chars = int(budget * per_token) - envelope_chars(self.count, envelope=envelope)
         # The full rendering's characters per token misjudge a part of it (the user's words
         # and the commands differ): correct from each measured try, keep the fullest fit.
         best: tuple[int, Message] | None = None
         message = full
         for _ in range(_TRIES):
             lines = render(self.ledger, max(chars, 0))
-            message = summary_message(lines, self.count, short=short, full=full.text)
+            message = summary_message(lines, self.count, envelope=envelope, full=full.text)
             tokens = self.measure(message)
             if tokens <= budget:
                 if best is None or tokens > best[0]:
@@ -83,7 +95,42 @@ class DigestRendering:
                 # left some of their room unused come back the same for any less of it.
                 used = sum(len(line) + 1 for line in lines)
                 chars = min(chars, used) - int((tokens - budget) * per_token) - 8
-        return best[1] if best is not None else message
+        if best is None and envelope == "bare":
+            # Not even the shortest line: one cut in the middle to the room.
+            for cut in (chars, chars * 3 // 4, chars // 2):
+                lines = _clipped(full.text, cut)
+                clipped = summary_message(lines, self.count, envelope=envelope, full=full.text)
+                if self.measure(clipped) <= budget:
+                    return clipped, clipped
+        return (best[1] if best is not None else None), message
+
+
+#: The fewest characters of a line worth showing cut.
+_LEAST_LINE = 24
+
+
+def _clipped(text: str, chars: int) -> list[str]:
+    """A heading and the first line under it from the summary `text`, the line cut in the
+    middle (a path keeps its file name, a sentence its end) so that both take about `chars`
+    characters: the first section where that leaves `_LEAST_LINE` of the line, else the one
+    with the shortest heading."""
+    lines = summary_body(text) or []
+    firsts = [
+        (lines[i], lines[i + 1])
+        for i in range(len(lines) - 1)
+        if lines[i].startswith("## ") and lines[i + 1].startswith("- ")
+    ]
+    if not firsts:
+        return [line for line in lines if line][:1]
+    heading, line = next(
+        (pair for pair in firsts if chars - len(pair[0]) - 1 >= _LEAST_LINE),
+        min(firsts, key=lambda pair: len(pair[0])),
+    )
+    room = max(chars - len(heading) - 1, _LEAST_LINE)
+    if len(line) > room:
+        half = (room - 1) // 2
+        line = line[:half] + "…" + line[len(line) - (room - 1 - half) :]
+    return [heading, line]
 
 
 def earlier_rendering(

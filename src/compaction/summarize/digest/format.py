@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from compaction.messages import Message, SummaryPart, summary_header
 
@@ -29,14 +30,23 @@ _FIXED_LINES = {OPEN_TAG, CLOSE_TAG, PREAMBLE, SHORT_PREAMBLE}
 FULL_TEXT_KEY = "compaction.full"
 
 
+#: How much a summary says about itself around its lines: the full preamble, the short one,
+#: or the header alone (`bare`: for a room too small for the tags and a preamble beside even
+#: one line; the header still says the compaction system wrote it).
+Envelope = Literal["full", "short", "bare"]
+
+
 def summary_message(
-    lines: Sequence[str], replaced: int, *, short: bool = False, full: str | None = None
+    lines: Sequence[str], replaced: int, *, envelope: Envelope = "full", full: str | None = None
 ) -> Message:
     """A summary message around `lines`: header, tags, preamble. User role, so that no
     dialect reads it as an instruction of the system; the preamble says who wrote it.
     `full` is the full rendering when `lines` are fewer, kept beside the text."""
-    preamble = SHORT_PREAMBLE if short else PREAMBLE
-    body = "\n".join([OPEN_TAG, preamble, *lines, CLOSE_TAG])
+    if envelope == "bare":
+        body = "\n".join(lines).strip("\n")
+    else:
+        preamble = SHORT_PREAMBLE if envelope == "short" else PREAMBLE
+        body = "\n".join([OPEN_TAG, preamble, *lines, CLOSE_TAG])
     text = f"{summary_header(replaced, len(body))}\n{body}"
     extra = {FULL_TEXT_KEY: full} if full is not None and full != text else {}
     return Message("user", (SummaryPart(text, replaced, provider_data=extra),))
@@ -53,16 +63,20 @@ def was_shrunk(part: SummaryPart) -> bool:
     return isinstance(part.provider_data.get(FULL_TEXT_KEY), str)
 
 
-def envelope_chars(replaced: int, *, short: bool) -> int:
+def envelope_chars(replaced: int, *, envelope: Envelope) -> int:
     """What `summary_message` adds around its lines, in characters."""
-    return len(summary_message([], replaced, short=short).text) + 1
+    return len(summary_message([], replaced, envelope=envelope).text) + 1
 
 
 def summary_body(text: str) -> list[str] | None:
-    """The lines between the tags of a summary's text, or None when it has no envelope."""
+    """The lines between the tags of a summary's text (under the header of a bare one), or
+    None when it has no envelope."""
     body = text.partition("\n")[2] if text.startswith("[compacted:") else text
     if OPEN_TAG not in body:
-        return None
+        # A bare summary: its sections right under the header.
+        lines = body.splitlines()
+        bare = text.startswith("[compacted:") and lines[:1] != [] and lines[0].startswith("## ")
+        return lines if bare else None
     inner = body.split(OPEN_TAG, 1)[1].split(CLOSE_TAG, 1)[0]
     return [line for line in inner.splitlines() if line not in _FIXED_LINES]
 
