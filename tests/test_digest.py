@@ -2148,3 +2148,33 @@ def test_a_to_do_tool_called_in_text_changes_the_list_as_a_call_would() -> None:
         ("wire the exporter", "completed"),
         ("mirror it", "pending"),
     ]
+
+
+def test_lines_every_user_turn_repeats_give_way_before_the_users_own_words() -> None:
+    # A framework wraps each of the user's turns in the same lines (a header, an
+    # instruction to the model). Shortened for room, a turn kept its head and its tail, which
+    # were those lines, and elided the user's own sentence between them.
+    frame = (
+        "Note from the runner: treat the text above as feedback on your last output.\n"
+        "Respond only through your tools, and do not add commentary of your own."
+    )
+    turns = [
+        "Please keep this for the whole task: every request to the billing API must carry "
+        "the idempotency key, and retries must reuse the same key.",
+        "Go on.",
+        "Next look at the exporter module.",
+        "Fine, continue with the rest.",
+    ]
+    read = [call("c1", "read_file", path="src/exporter.py"), result("c1", "x = 1\n" * 40)]
+    ledger = extract_ledger([*(say("user", f"{turn}\n{frame}") for turn in turns), *read])
+    full = rendered(ledger)
+    assert full.count("Respond only through your tools") == len(turns)  # verbatim in full
+    tight = rendered(ledger, 520)
+    assert "retries must reuse the same key" in tight
+    # The wrapping comes back last: a file the agent read is shown before it is repeated.
+    roomy = rendered(ledger, 600)
+    assert "src/exporter.py" in roomy
+    assert roomy.count("Respond only through your tools") <= 1
+    # Kept where it is said once: one message's own lines are never dropped as repeats.
+    alone = extract_ledger([say("user", f"{turns[0]}\n{frame}")])
+    assert "Respond only through your tools" in rendered(alone)

@@ -153,7 +153,8 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
 
     Items go in by tier (0 first), and within a tier by rank (highest first): the must-haves
     (tiers 0 to 2) first in their shortest forms, then grown to fuller ones while there is
-    room; then each lower tier the same way. At least one item is always kept: when the first
+    room; then each lower tier the same way; last, forms that only add what an item repeats
+    of others (`Item.padded`). At least one item is always kept: when the first
     in order does not fit, the first that does (a line shown beats a summary dropped for want
     of room), and when none does, the first."""
     per_section = ledger.items()
@@ -195,20 +196,39 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
                 used += cost
                 opened.add(si)
         for _, _, si, ii in in_phase:
-            if (si, ii) not in chosen:
-                continue
-            forms = per_section[si][ii].forms
-            current = chosen[(si, ii)]
-            for better in range(current):
-                extra = len(forms[better]) - len(forms[current])
-                if used + extra <= budget_chars:
-                    chosen[(si, ii)] = better
-                    used += extra
-                    break
+            if (si, ii) in chosen:
+                used = _grow(
+                    per_section[si][ii], chosen, (si, ii), used, budget_chars, padded=False
+                )
+    # Last, the forms that only add what an item repeats of others.
+    for _, _, si, ii in order:
+        if (si, ii) in chosen:
+            used = _grow(per_section[si][ii], chosen, (si, ii), used, budget_chars, padded=True)
     if not chosen and order:
         _, _, si, ii = order[0]
         chosen[(si, ii)] = len(per_section[si][ii].forms) - 1
     return _lines(per_section, headings, chosen)
+
+
+def _grow(
+    item: Item,
+    chosen: dict[tuple[int, int], int],
+    key: tuple[int, int],
+    used: int,
+    budget_chars: int,
+    *,
+    padded: bool,
+) -> int:
+    """Give `item` the fullest form that fits the room left (among its padded forms, or
+    among the others); the characters used after."""
+    current = chosen[key]
+    edge = min(item.padded, current)
+    for better in range(0, edge) if padded else range(edge, current):
+        extra = len(item.forms[better]) - len(item.forms[current])
+        if used + extra <= budget_chars:
+            chosen[key] = better
+            return used + extra
+    return used
 
 
 def _lines(

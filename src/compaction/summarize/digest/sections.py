@@ -50,6 +50,9 @@ class Item:
     tier: int
     rank: float
     forms: tuple[str, ...]
+    #: How many of the fullest forms only add what the item repeats of others (a framework's
+    #: wrapping around every user turn): grown to last, once every tier has its room.
+    padded: int = 0
 
 
 class Section(Generic[S]):
@@ -141,6 +144,29 @@ def _instructs(text: str) -> bool:
     return any(signals.is_constraint(s) for s in signals.sentences(text[:4000]))
 
 
+#: A line in this many of the user's turns is their wrapping, not their words.
+_REPEATS = 3
+
+
+def _repeated_lines(texts: Iterable[str]) -> frozenset[str]:
+    """Lines found in `_REPEATS` or more of `texts`."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for line in {line.strip() for line in text.splitlines() if line.strip()}:
+            counts[line] = counts.get(line, 0) + 1
+    return frozenset(line for line, n in counts.items() if n >= _REPEATS)
+
+
+def _without(text: str, repeated: frozenset[str]) -> str:
+    """`text` without the `repeated` lines, marked where they went; `text` itself when they
+    are all it has."""
+    lines = text.strip().splitlines()
+    own = [line for line in lines if line.strip() not in repeated]
+    if len(own) == len(lines) or not any(line.strip() for line in own):
+        return text
+    return "\n".join(own).strip() + "\n[…]"
+
+
 @dataclass
 class UserWordsState:
     texts: list[tuple[int, str]] = field(default_factory=list)  # (seq, text)
@@ -168,14 +194,25 @@ class UserWords(Section[UserWordsState]):
 
     def items(self, state: UserWordsState) -> list[Item]:
         out = []
+        repeated = _repeated_lines(text for _, text in state.texts)
         for seq, text in state.texts:
-            # Fuller than `user_chars` only when there is room for it.
-            limits = [self.user_chars * 3, self.user_chars, 600, 300, 160]
-            forms = _distinct(
-                "- " + bounded_user_text(text, limit).replace("\n", "\n  ") for limit in limits
+            # Fuller than `user_chars` only when there is room for it; shorter forms give the
+            # lines every turn repeats (a framework's wrapping) before the user's own words.
+            own = _without(text, repeated)
+            wrapped = self._forms(text, [self.user_chars * 3, self.user_chars])
+            shorter = self._forms(
+                own, [self.user_chars, 600, 300, 160] if own != text else [600, 300, 160]
             )
-            out.append(Item(0 if _instructs(text) else 2, seq, forms))
+            forms = _distinct((*wrapped, *shorter))
+            padded = len(wrapped) if own != text and len(forms) > len(wrapped) else 0
+            out.append(Item(0 if _instructs(text) else 2, seq, forms, padded))
         return out
+
+    @staticmethod
+    def _forms(text: str, limits: Sequence[int]) -> tuple[str, ...]:
+        return _distinct(
+            "- " + bounded_user_text(text, limit).replace("\n", "\n  ") for limit in limits
+        )
 
     def parse(self, state: UserWordsState, item: str) -> None:
         state.texts.append((len(state.texts), item.replace("\n  ", "\n")))
