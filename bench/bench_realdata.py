@@ -14,7 +14,7 @@ compactions of the growing session. Every category where the default keeps fewer
 Data is read from `../shared/data/` beside the repository (or `$COMPACTION_SHARED_DATA`) and
 never copied; without it the real-data part is skipped with a message. Run standalone:
 `python bench/bench_realdata.py [--json OUT] [--only realdata|swe-agent|families]
-[--ratio 0.15 …] [--no-growing]`.
+[--family NAME …] [--ratio 0.15 …] [--no-growing]`.
 """
 
 from __future__ import annotations
@@ -107,11 +107,11 @@ ANTHROPIC_FAMILIES = (
 )
 
 
-def generated_family_sessions() -> list[EvalSession]:
-    """Every family's sessions (OpenAI chat), and those of `ANTHROPIC_FAMILIES` again as
-    Anthropic Messages."""
+def generated_family_sessions(families: Sequence[str] | None = None) -> list[EvalSession]:
+    """Every family's sessions (or those of `families`) in OpenAI chat, and those of
+    `ANTHROPIC_FAMILIES` again as Anthropic Messages."""
     sessions = []
-    for family in FAMILIES:
+    for family in families or FAMILIES:
         for session in family_sessions(family, FAMILY_SEEDS, FAMILY_TOKENS):
             sessions.append(session)
             if family in ANTHROPIC_FAMILIES:
@@ -271,8 +271,10 @@ def run(
     *,
     growing: bool = True,
     ratios: Sequence[float] = RATIOS,
+    families: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every part of the benchmark (or `only` one), printed through `out`; the rows."""
+    """Every part of the benchmark (or `only` one; of the families, all or `families`),
+    printed through `out`; the rows."""
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
 
@@ -282,7 +284,7 @@ def run(
         rows += report(label, once, grown, out)
 
     if only in (None, "families"):
-        part("families", generated_family_sessions())
+        part("families", generated_family_sessions(families))
     if only in (None, "realdata"):
         sessions, why = realdata_sessions()
         if why:
@@ -316,8 +318,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-growing", action="store_true", help="skip the growing-session replays (faster)"
     )
+    parser.add_argument(
+        "--family",
+        action="append",
+        choices=sorted(FAMILIES),
+        metavar="NAME",
+        help="measure only this generated family (repeatable; default all)",
+    )
     args = parser.parse_args(argv)
-    rows = run(only=args.only, growing=not args.no_growing, ratios=args.ratio or RATIOS)
+    rows = run(
+        only=args.only,
+        growing=not args.no_growing,
+        ratios=args.ratio or RATIOS,
+        families=args.family,
+    )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         print(f"written: {args.json}", file=sys.stderr)
