@@ -104,6 +104,7 @@ ANTHROPIC_FAMILIES = (
     "open-interpreter-style",
     "roo-style",
     "void-style",
+    "refact-style",
 )
 
 

@@ -943,7 +943,7 @@ VARIANT = (
     "windsurf-style", "amp-style", "copilot-style", "homegrown-style", "warp-style",
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
-    "letta-style", "crewai-style", "autogen-style", "void-style",
+    "letta-style", "crewai-style", "autogen-style", "void-style", "refact-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -979,6 +979,9 @@ _PLAN_SET_STATE = {"todo": "pending", "doing": "in_progress", "done": "completed
 _AUGMENT_STATE = {"NOT_STARTED": "pending", "IN_PROGRESS": "in_progress", "COMPLETE": "completed",
                   "CANCELLED": "cancelled"}  # fmt: skip
 _AUGMENT_TASK = re.compile(r"^-?\[[ /x-]\] UUID:(\S+) NAME:(.+) DESCRIPTION:", re.M)
+#: A line of a Refact agent's checklist, as its assistant writes it in its own messages.
+_REFACT_ITEM = re.compile(r"^(✅|🔄|⬜|🚫) (~~)?(.+?)(~~)?$")
+_REFACT_MARK = {"✅": "completed", "🔄": "in_progress", "⬜": "pending", "🚫": "cancelled"}
 #: Roo's `update_todo_list` checklist lines and their marks, as the story names them.
 _ROO_ITEM = re.compile(r"^\[([ x-])\] (.+)$")
 _ROO_MARK = {" ": "pending", "-": "in_progress", "x": "completed"}
@@ -1096,9 +1099,10 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     recaps in its prose, Cursor's `todo_write` items merged by id, Amp's `todo_write`
     list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold,
     Roo's `update_todo_list` checklists, a letta-style agent's plan memory block as its
-    memory edits leave it, a CrewAI agent's `task_checklist` steps, or the plans an AutoGen
-    assistant writes in its prose."""
+    memory edits leave it, a CrewAI agent's `task_checklist` steps, the plans an AutoGen
+    assistant writes in its prose, or a Refact agent's checklist messages."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
+    from compaction.eval.families.refact import PLAN_HEADING as REFACT_PLAN
     from compaction.eval.families.void import PLAN_HEADING as VOID_PLAN
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1138,6 +1142,11 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                 status = "completed" if done == "x" else state or "pending"
                 items.append({"description": item, "status": status.replace(" ", "_")})
             lists.append(items)
+        if text.startswith(REFACT_PLAN):  # Refact: a checklist in the assistant's own words
+            rows = [_REFACT_ITEM.match(line)
+                    for line in text.split("\n\n", 1)[0].splitlines()[1:]]  # fmt: skip
+            assert all(rows), text
+            lists.append([{"description": m[3], "status": _REFACT_MARK[m[1]]} for m in rows if m])
         if text.startswith(OI_OPENERS):
             steps = [_OI_STEP.match(line) for line in text.splitlines() if line[:1].isdigit()]
             assert all(steps), text
@@ -2450,6 +2459,7 @@ def _voice(family: str) -> type[Voice]:
         "letta-style",
         "crewai-style",
         "autogen-style",
+        "refact-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2463,7 +2473,7 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
 @pytest.mark.parametrize(
     "family",
     ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style",
-     "crewai-style", "autogen-style"],
+     "crewai-style", "autogen-style", "refact-style"],
 )  # fmt: skip
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
@@ -3262,6 +3272,138 @@ def test_void_style_is_measured_as_anthropic_messages_too() -> None:
         sys.modules.pop("bench_realdata", None)
     assert "void-style" in bench_realdata.ANTHROPIC_FAMILIES
     for session in sessions("void-style"):
+        payload = ANTHROPIC.encode(session.conversation)
+        uses = [b for m in payload["messages"] if isinstance(m["content"], list)
+                for b in m["content"] if b["type"] == "tool_use"]  # fmt: skip
+        calls = [c for m in session.conversation.messages for c in m.tool_calls]
+        assert [b["name"] for b in uses] == [c.name for c in calls]
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+def test_refact_style_speaks_refacts_builtin_tools() -> None:
+    from compaction.eval.families.refact import ROOT, TESTS_FILTER
+
+    mine = _shapes("refact-style")
+    assert set(mine) == {
+        "cat", "tree", "search_pattern", "search_symbol_definition", "create_textdoc",
+        "update_textdoc", "rm", "mv", "shell", "subagent",
+    }  # fmt: skip
+    assert mine["cat"] == {"paths"} and mine["tree"] == {"path"}
+    assert mine["search_pattern"] == {"pattern", "scope"}
+    assert mine["search_symbol_definition"] == {"symbols"}
+    assert mine["create_textdoc"] == {"path", "content"}
+    assert mine["update_textdoc"] == {"path", "old_str", "replacement", "multiple"}
+    assert mine["rm"] == {"path", "recursive"} and mine["mv"] == {"source", "destination"}
+    assert mine["shell"] == {"command", "workdir", "timeout", "output_filter", "output_limit"}
+    assert mine["subagent"] == {"task", "expected_result", "tools", "max_steps"}
+    for session in sessions("refact-style"):
+        messages = session.conversation.messages
+        # A cat'ed file comes back as a user message after the tool's "Paths found:".
+        for k, message in enumerate(messages):
+            for call in message.tool_calls:
+                if call.name != "cat":
+                    continue
+                path, _, lines = json.loads(call.arguments)["paths"].partition(":")
+                [answer] = messages[k + 1].tool_results
+                assert answer.text == f"Paths found:\n{path}\n\n"
+                shown = messages[k + 2]
+                assert shown.role == "user" and shown.text.startswith(f"{path}:{lines or '1-'}")
+                assert re.search(r"\n```\n {0,3}\d+ \| ", shown.text) and shown.text.endswith("```")
+        for name in ("cat", "create_textdoc", "update_textdoc", "rm"):
+            for arguments, _ in _calls(session, name):
+                path = arguments.get("path", arguments.get("paths"))
+                assert path.startswith(ROOT + "/")  # full paths
+        for name in ("create_textdoc", "update_textdoc"):
+            for _, result in _calls(session, name):
+                assert result == "The operation has succeeded.\n"
+        [(removed, gone)] = _calls(session, "rm")
+        assert gone == f"The operation has succeeded.\nFile `{removed['path']}` removed"
+        [(moved, answer)] = _calls(session, "mv")
+        assert answer == (
+            f"The operation has succeeded.\nFile moved from '{moved['source']}' to "
+            f"'{moved['destination']}'"
+        )
+        for arguments, result in _calls(session, "shell"):
+            assert arguments["workdir"] == ROOT
+            # The output filter keeps the top lines: a long output loses its tail, this line too.
+            assert re.search(
+                r"\n(The command was running \d+\.\d{3}s, finished with exit code \d|"
+                r"\.\.\.\d+ lines skipped\.\.\.)\n$",
+                result,
+            ), result[-120:]
+            if arguments["command"] == "dart test":
+                assert arguments["output_filter"] == TESTS_FILTER
+        for _, result in _calls(session, "search_pattern"):
+            assert result.startswith("Path matches (file/folder names):\n")
+            assert "\nText matches inside files:\nRegex search results for pattern '" in result
+            assert re.search(r"\nFound \d+ matches across \d+ files\n", result)
+        for arguments, result in _calls(session, "search_symbol_definition"):
+            assert result.startswith(f"Definitions for `{arguments['symbols']}`:\n")
+        for arguments, result in _calls(session, "tree"):
+            lines = result.splitlines()
+            assert lines[0] == "/" and lines[1] == "  home/"
+            assert lines[len(arguments["path"].split("/")) - 1].endswith("src/")
+        [(delegated, report)] = _calls(session, "subagent")
+        assert delegated["tools"] == "shell,cat"
+        assert report.startswith(f"# Subagent Report\n\n**Task:** {delegated['task']}\n\n")
+        assert f"**Expected Result:** {delegated['expected_result']}\n\n## Result\n" in report
+
+
+def test_refact_style_speaks_dart_analyze_test_format_pub_and_benchmark_harness() -> None:
+    from compaction.eval.families.refact import ANALYZE, BENCH, ROOT
+
+    for session in sessions("refact-style"):
+        runs: dict[str, list[str]] = {}
+        for arguments, result in _calls(session, "shell"):
+            runs.setdefault(arguments["command"], []).append(result)
+        failed, ok = runs[ANALYZE]
+        flagged = re.findall(
+            r"^  error - (lib/src/\w+\.dart):(\d+):(\d+) - Undefined name 'tenantId'\. Try "
+            r"correcting the name to one that is defined, or defining the name\. - "
+            r"undefined_identifier$",
+            failed,
+            re.M,
+        )
+        assert [line for _, line, _ in flagged] == ["88", "93"]
+        assert "\n2 issues found.\n" in failed and "exit code 3\n" in failed
+        assert ok.startswith("Analyzing harbor_queue...\nNo issues found!\n")
+        # The fix: one update_textdoc replacing both lines the analyzer named.
+        [fix] = [a for a, _ in _calls(session, "update_textdoc") if "tenantId" in a["old_str"]]
+        assert fix["path"] == f"{ROOT}/{flagged[0][0]}" and fix["multiple"] is True
+        assert fix["replacement"].endswith("(batch, batch.tenantId);")
+        # package:test: the first run through the subagent, the last one through shell.
+        [(_, report)] = _calls(session, "subagent")
+        [last] = runs["dart test"]
+        [first_summary] = re.findall(r"^\d\d:\d\d (\+\d+ -3: Some tests failed\.)$", report, re.M)
+        [last_summary] = re.findall(r"^\d\d:\d\d (\+\d+ -1: Some tests failed\.)$", last, re.M)
+        status = [f for f in session.facts if f.category == "test_status"]
+        assert [f.probe[0] for f in status] == [last_summary]
+        assert status[0].stale == (first_summary,)
+        [open_error] = [f.probe[0] for f in session.facts if f.category == "error_open"]
+        assert re.search(rf": {re.escape(open_error)} \[E\]\n  Expected: ", last)
+        assert "exit code 1\n" in last
+        [fmt] = runs["dart format --output=none --set-exit-if-changed lib test"]
+        assert re.match(r"Formatted \d+ files \(0 changed\) in \d\.\d\d seconds\.\n", fmt)
+        [publish] = runs["dart pub publish --dry-run"]
+        assert "\nPackage has 0 warnings.\n" in publish
+        # benchmark_harness prints the score as a double; the assistant keeps its figure.
+        [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
+        [bench] = runs[BENCH]
+        assert re.match(rf"FlushOneBatch\(RunTime\): {re.escape(figure)}\d+ us\.\n", bench)
+
+
+def test_refact_style_is_measured_as_anthropic_messages_too() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_realdata
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("bench_realdata", None)
+    assert "refact-style" in bench_realdata.ANTHROPIC_FAMILIES
+    for session in sessions("refact-style"):
         payload = ANTHROPIC.encode(session.conversation)
         uses = [b for m in payload["messages"] if isinstance(m["content"], list)
                 for b in m["content"] if b["type"] == "tool_use"]  # fmt: skip

@@ -34,6 +34,7 @@ from compaction.eval.families.letta import LettaVoice
 from compaction.eval.families.open_interpreter import OpenInterpreterVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.plandex import PlandexVoice
+from compaction.eval.families.refact import RefactVoice
 from compaction.eval.families.roo import RooVoice
 from compaction.eval.families.smolagents import SmolagentsVoice
 from compaction.eval.families.story import tell
@@ -74,6 +75,7 @@ _VOICES: tuple[type[Voice], ...] = (
     CrewAIVoice,
     AutoGenVoice,
     VoidVoice,
+    RefactVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
