@@ -2174,7 +2174,9 @@ def test_lines_every_user_turn_repeats_give_way_before_the_users_own_words() -> 
     # The wrapping comes back last: a file the agent read is shown before it is repeated.
     roomy = rendered(ledger, 600)
     assert "src/exporter.py" in roomy
-    assert roomy.count("Respond only through your tools") <= 1
+    # Said once, in the newest turn that says it: a line a user pastes again and again may
+    # be their own words.
+    assert roomy.count("Respond only through your tools") == 1
     # Kept where it is said once: one message's own lines are never dropped as repeats.
     alone = extract_ledger([say("user", f"{turns[0]}\n{frame}")])
     assert "Respond only through your tools" in rendered(alone)

@@ -195,10 +195,16 @@ class UserWords(Section[UserWordsState]):
     def items(self, state: UserWordsState) -> list[Item]:
         out = []
         repeated = _repeated_lines(text for _, text in state.texts)
-        for seq, text in state.texts:
+        # The newest turn holding a repeated line keeps it in every form.
+        latest = {
+            line: index
+            for index, (_, text) in enumerate(state.texts)
+            for line in {line.strip() for line in text.splitlines()} & repeated
+        }
+        for index, (seq, text) in enumerate(state.texts):
             # Fuller than `user_chars` only when there is room for it; shorter forms give the
             # lines every turn repeats (a framework's wrapping) before the user's own words.
-            own = _without(text, repeated)
+            own = _without(text, frozenset(line for line in repeated if latest[line] != index))
             wrapped = self._forms(text, [self.user_chars * 3, self.user_chars])
             shorter = self._forms(
                 own, [self.user_chars, 600, 300, 160] if own != text else [600, 300, 160]
