@@ -37,6 +37,7 @@ from compaction.eval.families.plandex import PlandexVoice
 from compaction.eval.families.roo import RooVoice
 from compaction.eval.families.smolagents import SmolagentsVoice
 from compaction.eval.families.story import tell
+from compaction.eval.families.swekit import SweKitVoice
 from compaction.eval.families.trae import TraeVoice
 from compaction.eval.families.void import VoidVoice
 from compaction.eval.families.warp import WarpVoice
@@ -74,6 +75,7 @@ _VOICES: tuple[type[Voice], ...] = (
     CrewAIVoice,
     AutoGenVoice,
     VoidVoice,
+    SweKitVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
