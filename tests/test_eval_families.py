@@ -944,6 +944,7 @@ VARIANT = (
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
     "letta-style", "crewai-style", "autogen-style", "void-style", "refact-style",
+    "swekit-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -985,6 +986,10 @@ _REFACT_MARK = {"✅": "completed", "🔄": "in_progress", "⬜": "pending", "�
 #: Roo's `update_todo_list` checklist lines and their marks, as the story names them.
 _ROO_ITEM = re.compile(r"^\[([ x-])\] (.+)$")
 _ROO_MARK = {" ": "pending", "-": "in_progress", "x": "completed"}
+#: The SWE-kit assistant's work-item lines and their status words, as the story names them.
+_SWEKIT_ITEM = re.compile(r"^- (DONE|NOW|TODO|DROP) +(.+)$")
+_SWEKIT_STATUS = {"DONE": "completed", "NOW": "in_progress", "TODO": "pending",
+                  "DROP": "cancelled"}  # fmt: skip
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
 #: Open Interpreter's plan steps, as its assistant writes and recaps them in its prose.
@@ -1100,9 +1105,11 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold,
     Roo's `update_todo_list` checklists, a letta-style agent's plan memory block as its
     memory edits leave it, a CrewAI agent's `task_checklist` steps, the plans an AutoGen
-    assistant writes in its prose, or a Refact agent's checklist messages."""
+    assistant writes in its prose, a Refact agent's checklist messages, or the work items a
+    SWE-kit assistant lists in its own messages."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.refact import PLAN_HEADING as REFACT_PLAN
+    from compaction.eval.families.swekit import PLAN_HEADING as SWEKIT_PLAN
     from compaction.eval.families.void import PLAN_HEADING as VOID_PLAN
     from compaction.eval.families.windsurf import PLAN_HEADING
     from compaction.eval.families.zed import PLAN_OPENERS
@@ -1133,6 +1140,11 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     if m
                 ]
             )
+        if text.startswith(SWEKIT_PLAN):  # SWE-kit: work items in the assistant's messages
+            rows = [_SWEKIT_ITEM.match(line) for line in text.splitlines()[1:]]
+            assert all(rows), text
+            lists.append([{"description": m[2], "status": _SWEKIT_STATUS[m[1]]}
+                          for m in rows if m])  # fmt: skip
         if text.startswith(VOID_PLAN):  # Void: a checklist in the assistant's own words
             items = []
             for line in text.splitlines()[1:]:
@@ -1360,7 +1372,22 @@ def test_a_new_familys_wording_is_its_own(family: str) -> None:
     assert mine and not mine & theirs
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+#: Families whose planted files the ruler's extraction does not yet read all of, and why.
+_RULER_GAPS = {
+    "swekit-style": "the ruler reads no command of SHELLTOOL_EXEC_COMMAND {cmd, shell_id}, so "
+    "the `git rm` that deletes the legacy module goes unseen",
+}
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=_RULER_GAPS[f]))
+        if f in _RULER_GAPS
+        else f
+        for f in FAMILIES
+    ],
+)
 def test_the_rulers_own_extraction_finds_the_planted_files(family: str) -> None:
     # Two independent readings agree: the files the story planted are the ones the ruler's
     # extraction rules read off the raw session.
@@ -2460,6 +2487,7 @@ def _voice(family: str) -> type[Voice]:
         "crewai-style",
         "autogen-style",
         "refact-style",
+        "swekit-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2473,7 +2501,7 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
 @pytest.mark.parametrize(
     "family",
     ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style",
-     "crewai-style", "autogen-style", "refact-style"],
+     "crewai-style", "autogen-style", "refact-style", "swekit-style"],
 )  # fmt: skip
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
@@ -3410,3 +3438,123 @@ def test_refact_style_is_measured_as_anthropic_messages_too() -> None:
         calls = [c for m in session.conversation.messages for c in m.tool_calls]
         assert [b["name"] for b in uses] == [c.name for c in calls]
         assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+def test_swekit_style_speaks_composios_filetool_and_shelltool() -> None:
+    from compaction.eval.families.swekit import OPENED, ROOT
+
+    mine = _shapes("swekit-style")
+    assert set(mine) == {
+        "FILETOOL_OPEN_FILE", "FILETOOL_EDIT_FILE", "FILETOOL_CREATE_FILE", "FILETOOL_WRITE",
+        "FILETOOL_SEARCH_WORD", "FILETOOL_FIND_FILE", "FILETOOL_LIST_FILES",
+        "FILETOOL_CHANGE_WORKING_DIRECTORY", "FILETOOL_RENAME_FILE", "FILETOOL_GIT_PATCH",
+        "SHELLTOOL_CREATE_SHELL", "SHELLTOOL_EXEC_COMMAND",
+    }  # fmt: skip
+    # SWE-kit adds a required `thought` to every FILETOOL and SHELLTOOL schema.
+    assert all("thought" in names for names in mine.values())
+    assert mine["FILETOOL_OPEN_FILE"] == {"file_path", "line_number", "thought"}
+    assert mine["FILETOOL_EDIT_FILE"] == {"file_path", "text", "start_line", "end_line", "thought"}
+    assert mine["FILETOOL_CREATE_FILE"] == {"path", "is_directory", "thought"}
+    assert mine["FILETOOL_WRITE"] == {"file_path", "text", "thought"}
+    assert mine["FILETOOL_SEARCH_WORD"] == {"word", "pattern", "thought"}
+    assert mine["FILETOOL_FIND_FILE"] == {"pattern", "include", "thought"}
+    assert mine["FILETOOL_LIST_FILES"] == {"thought"}
+    assert mine["FILETOOL_CHANGE_WORKING_DIRECTORY"] == {"path", "thought"}
+    assert mine["FILETOOL_RENAME_FILE"] == {"old_file_path", "new_file_path", "thought"}
+    assert mine["FILETOOL_GIT_PATCH"] == {"new_file_paths", "thought"}
+    assert mine["SHELLTOOL_CREATE_SHELL"] == {"thought"}
+    assert mine["SHELLTOOL_EXEC_COMMAND"] == {"cmd", "shell_id", "thought"}
+    for session in sessions("swekit-style"):
+        answers: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+        for name in mine:
+            for arguments, result in _calls(session, name):
+                wrapped = json.loads(result)
+                # LocalToolMixin.execute's envelope, sent back as json.dumps of it.
+                assert set(wrapped) == {"data", "error", "successful"}
+                assert wrapped["error"] is None and wrapped["successful"] is True
+                answers.setdefault(name, []).append((arguments, wrapped["data"]))
+        [(_, created)] = answers["SHELLTOOL_CREATE_SHELL"]
+        assert re.fullmatch(r"[A-Za-z0-9]{6}", created["shell_id"])
+        for arguments, data in answers["SHELLTOOL_EXEC_COMMAND"]:
+            assert arguments["shell_id"] == created["shell_id"]
+            assert list(data) == ["stdout", "stderr", "exit_code", "current_shell_pwd"]
+            assert data["current_shell_pwd"] == f"Currently in {ROOT}"
+        for arguments, data in answers["FILETOOL_OPEN_FILE"]:
+            assert list(data) == ["error", "current_working_directory", "message", "lines"]
+            assert data["message"] == OPENED
+            lines = data["lines"].split("\n")
+            header = rf"\[File: {ROOT}/{arguments['file_path']}\] \((\d+) lines total\)\]"
+            total = re.fullmatch(header, lines[0])
+            assert total, lines[0]
+            above = int(re.fullmatch(r"\((\d+) line above\)", lines[1])[1])
+            assert above == arguments.get("line_number", 0)
+            numbers = [int(line.split(":", 1)[0]) for line in lines[2:-2]]
+            assert numbers == list(range(above + 1, int(total[1]) + 1))
+            assert lines[-2] == "(0 line below)" and lines[-1] == ""
+        for arguments, data in answers["FILETOOL_EDIT_FILE"]:
+            assert list(data) == ["error", "current_working_directory", "old_text", "updated_text"]
+            assert arguments["start_line"] == arguments["end_line"]
+            row = f"\n{arguments['start_line']}:{arguments['text']}\n"
+            assert row in data["updated_text"] and row not in data["old_text"]
+        for arguments, data in answers["FILETOOL_CREATE_FILE"]:
+            assert data["path"] == f"{ROOT}/{arguments['path']}"
+        for _, data in answers["FILETOOL_WRITE"]:
+            assert data == {"error": "", "current_working_directory": ROOT}
+        [(moved, renamed)] = answers["FILETOOL_RENAME_FILE"]
+        assert renamed["message"] == "File renamed successfully."
+        for _, data in answers["FILETOOL_SEARCH_WORD"]:
+            assert all(isinstance(n, int) for hits in data["results"].values() for n, _ in hits)
+        for _, data in answers.get("FILETOOL_FIND_FILE", []):
+            assert data["results"] == sorted(data["results"])
+        for _, data in answers.get("FILETOOL_LIST_FILES", []):
+            assert all(kind == "file" for _, kind in data["files"])
+        # The session ends as SWE-kit's prompt asks: the patch, then PATCH COMPLETED.
+        [(asked, patched)] = answers["FILETOOL_GIT_PATCH"]
+        assert moved["new_file_path"] in asked["new_file_paths"]
+        assert f"rename to {moved['new_file_path']}" in patched["patch"]
+        for path in asked["new_file_paths"][:-1]:
+            assert f"+++ b/{path}\n" in patched["patch"]
+        last = session.conversation.messages[-1]
+        assert last.role == "assistant" and last.text.endswith("\n\nPATCH COMPLETED")
+
+
+def test_swekit_style_speaks_cabal_ghc_hspec_hlint_and_criterion() -> None:
+    from compaction.eval.families.swekit import BENCH, BENCH_READ, BUILD, TESTS_RUN
+
+    for session in sessions("swekit-style"):
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for arguments, result in _calls(session, "SHELLTOOL_EXEC_COMMAND"):
+            runs.setdefault(arguments["cmd"], []).append(json.loads(result)["data"])
+        failed, ok = runs[BUILD]
+        assert failed["exit_code"] == 1 and ok["exit_code"] == 0
+        flagged = re.findall(r"^(src/Tollgate/\w+\.hs):(\d+):5: error: \[GHC-83865\]$",
+                             failed["stderr"], re.M)  # fmt: skip
+        assert [line for _, line in flagged] == ["88", "93"]
+        assert "is applied to too few arguments" in failed["stderr"]
+        assert failed["stderr"].endswith("Error: cabal: Failed to build tollgate-0.3.1.0.\n")
+        assert "error" not in ok["stdout"] + ok["stderr"]
+        # The fix: an edit per line the compiler named, each passing the batch's tenant.
+        fixes = [a for a, _ in _calls(session, "FILETOOL_EDIT_FILE")
+                 if a["text"].endswith(" (batchTenant batch)")]  # fmt: skip
+        assert [(a["file_path"], str(a["start_line"])) for a in fixes] == flagged
+        # hspec inside cabal test: a mark per example, the failures, the counts.
+        first, last = runs[TESTS_RUN]
+        for out, failures in ((first, 3), (last, 1)):
+            [(total, failed_n)] = _HSPEC_COUNTS.findall(out["stdout"])
+            marks = re.findall(r"^    .+ \[(✔|✘)\]$", out["stdout"], re.M)
+            assert len(marks) == int(total) and marks.count("✘") == int(failed_n) == failures
+            assert out["stdout"].count("To rerun use: --match") == failures
+            assert "Test suite tollgate-spec: FAIL" in out["stdout"] and out["exit_code"] == 1
+            assert out["stderr"].startswith("Error: cabal: Tests failed for test:tollgate-spec")
+            modules = re.findall(r"^(Tollgate\.\w+)$", out["stdout"], re.M)
+            assert modules == sorted(modules)  # hspec-discover's order
+        [hlint] = runs["hlint src test"]
+        assert hlint["stdout"].endswith("\n2 hints\n") and hlint["exit_code"] == 1
+        assert runs["ormolu --mode check $(git ls-files '*.hs')"][0]["stdout"] == ""
+        # criterion rounds to four figures; the CSV report, read with awk, has the figure.
+        [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
+        [bench] = runs[BENCH]
+        assert f"mean                 {float(figure):.1f} \u03bcs   (" in bench["stdout"]
+        assert runs[BENCH_READ] == [
+            dict(runs[BENCH_READ][0], stdout=f"drain/500 mean {figure} us\n")
+        ]

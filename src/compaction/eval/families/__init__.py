@@ -38,6 +38,7 @@ from compaction.eval.families.refact import RefactVoice
 from compaction.eval.families.roo import RooVoice
 from compaction.eval.families.smolagents import SmolagentsVoice
 from compaction.eval.families.story import tell
+from compaction.eval.families.swekit import SweKitVoice
 from compaction.eval.families.trae import TraeVoice
 from compaction.eval.families.void import VoidVoice
 from compaction.eval.families.warp import WarpVoice
@@ -76,6 +77,7 @@ _VOICES: tuple[type[Voice], ...] = (
     AutoGenVoice,
     VoidVoice,
     RefactVoice,
+    SweKitVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {

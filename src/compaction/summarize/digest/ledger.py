@@ -223,7 +223,7 @@ def _grow(
     among the others); the characters used after."""
     current = chosen[key]
     edge = min(item.padded, current)
-    for better in range(0, edge) if padded else range(edge, current):
+    for better in range(edge) if padded else range(edge, current):
         extra = len(item.forms[better]) - len(item.forms[current])
         if used + extra <= budget_chars:
             chosen[key] = better
