@@ -2180,3 +2180,22 @@ def test_lines_every_user_turn_repeats_give_way_before_the_users_own_words() -> 
     # Kept where it is said once: one message's own lines are never dropped as repeats.
     alone = extract_ledger([say("user", f"{turns[0]}\n{frame}")])
     assert "Respond only through your tools" in rendered(alone)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "setting"),
+    [
+        (
+            "Switch the parked queue bound from 256 envelopes to 9000 envelopes, please.",
+            ("parked queue bound", "9000 envelopes"),
+        ),
+        ("Change the poll interval from 5s to 30s.", ("poll interval", "30s")),
+        ("Bump the worker pool from 4 workers to 12.", ("worker pool", "12 workers")),
+    ],
+)
+def test_a_change_from_one_value_to_another_sets_the_setting_not_its_old_value(
+    sentence: str, setting: tuple[str, str]
+) -> None:
+    # "X from A to B" was read as a setting named "X from A" with the value B, its unit lost:
+    # a table line stating neither what was changed nor to what.
+    assert signals.value_settings(sentence) == (setting,)

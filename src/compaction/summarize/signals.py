@@ -978,6 +978,9 @@ _VALUE_PATTERNS = (
         re.IGNORECASE,
     ),
 )
+#: A key that names its old value: "parked queue bound from 256 envelopes".
+_FROM_OLD = re.compile(r"(?P<key>.+?)\s+from\s+(?P<old>\S+(?:\s+\S+)?)")
+_UNIT_WORD = re.compile(r"^\d[\d.,]*\s*([A-Za-z%]{1,14})$")
 _NOT_A_VALUE = re.compile(
     r"(?:the|a|an|it|this|that|them|these|those|be|do|use|make|sure|all|any|some|more|less|"
     r"my|our|your|its|their|and|or|but|if|then|so)",
@@ -1005,9 +1008,16 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
                 key = _KEY_LEAD.split(key)[-1]
                 key = _KEY_ARTICLE.sub("", key)
                 value = match.group("value").strip().rstrip(".")
+                moved = _FROM_OLD.fullmatch(key)
+                if moved is not None:
+                    # "switch X from 256 envelopes to 9000": X, in the old value's unit.
+                    key = moved["key"]
+                    unit = _UNIT_WORD.search(moved["old"])
+                    if unit is not None and re.fullmatch(r"\d[\d.,]*", value):
+                        value = f"{value} {unit[1]}"
                 if key in _KEY_STOP or not value or key.split(" ")[0] in _KEY_STOP:
                     continue
-                if key.endswith((" to", " =")) or (key, value) in found:
+                if key.endswith((" to", " =", " from")) or (key, value) in found:
                     continue  # "set X to N" is read whole by the first pattern
                 if _NOT_A_VALUE.fullmatch(value) or _NEGATED.search(sentence[: match.start()]):
                     continue  # "do not make sweeping changes to the …" sets nothing
