@@ -1490,6 +1490,33 @@ def test_a_plan_of_numbered_steps_with_their_state_in_brackets_is_the_to_do_list
         ), heading
 
 
+@pytest.mark.parametrize("heading", ["**Progress**", "Progress:", "## Checklist", "Tasks:"])
+def test_a_checklist_of_status_marks_under_a_line_naming_it_is_the_to_do_list(
+    heading: str,
+) -> None:
+    # Status written as a mark before each item (emoji or box glyphs, as chat UIs show a
+    # to-do list), a struck item dropped; under a line naming progress, a checklist or tasks.
+    plan = "\n".join(
+        [
+            heading,
+            "✅ wire the exporter into the scheduler",
+            "☒ add a regression test for the retry path",
+            "🔄 update the changelog entry",
+            "⬜ mirror the batch change in the deploy values",
+            "☐ document the idle timeout",
+            "🚫 ~~remove the old compatibility shim~~",
+        ]
+    )
+    assert tools.plan_in_prose(plan) == (
+        Todo("wire the exporter into the scheduler", "completed"),
+        Todo("add a regression test for the retry path", "completed"),
+        Todo("update the changelog entry", "in_progress"),
+        Todo("mirror the batch change in the deploy values", "pending"),
+        Todo("document the idle timeout", "pending"),
+        Todo("remove the old compatibility shim", "cancelled"),
+    )
+
+
 def test_a_list_under_a_tool_named_for_a_checklist_is_its_to_do_list() -> None:
     # A custom tool (a CrewAI crew's `task_checklist`): its name says what the list is.
     items = [

@@ -1880,6 +1880,24 @@ _PLAN_ITEM = re.compile(
     r":?\s+|:\s*)?(.+?)\s*$",
     re.IGNORECASE,
 )
+# A line titling the list under it, that word alone: `**Progress**`, `## Checklist`, `Tasks:`.
+_LIST_TITLE = re.compile(
+    r"^\s*(?:#+\s*)?\**\s*(?:progress|checklist|tasks?|task\s+list|work\s+items)\s*\**:?\**\s*$",
+    re.IGNORECASE,
+)
+# An item's state as a mark before it (the glyphs chat UIs draw a to-do list with).
+_MARKS: dict[str, TodoStatus] = {
+    **dict.fromkeys(("✅", "✔️", "✔", "☑️", "☑", "☒", "✓"), "completed"),
+    **dict.fromkeys(("🔄", "⏳", "🚧", "▶️", "▶", "◐"), "in_progress"),
+    **dict.fromkeys(("⬜", "☐", "🔲", "◻️", "◻", "○"), "pending"),
+    **dict.fromkeys(("🚫", "❌", "✖️", "✖", "✗"), "cancelled"),
+}
+_MARKED_ITEM = re.compile(
+    r"^\s*(?:[-*]\s+)?("
+    + "|".join(sorted(map(re.escape, _MARKS), key=len, reverse=True))
+    + r")\s*(.+?)\s*$"
+)
+_STRUCK = re.compile(r"^~~(.+)~~$")
 # An item's state in its own words, closing it: `(done)`, `— in progress`, `- dropped`.
 _ITEM_STATE = re.compile(
     r"\s*(?:\((done|completed|in progress|dropped|cancelled|skipped)\)"
@@ -1898,20 +1916,41 @@ def answer_of(result: str) -> str:
     return (answer.group(1) if answer else result).strip()
 
 
+def _marked_item(line: str) -> Todo | None:
+    """An item whose state is a mark before it (`✅ done`, `🚫 ~~dropped~~`), or None."""
+    marked = _MARKED_ITEM.match(line)
+    if marked is None:
+        return None
+    words = marked.group(2)
+    struck = _STRUCK.match(words)
+    if struck is not None:
+        return Todo(struck.group(1), "cancelled")
+    return Todo(words, _MARKS[marked.group(1)])
+
+
+_PLAN_WORDS = ("plan", "to-do", "todo", "step", "progress", "checklist", "task", "work item")
+
+
 def plan_in_prose(text: str) -> tuple[Todo, ...]:
     """The last plan a message writes as a list (two items or more) under a line naming it,
-    each item's state read from its checkbox or its closing words (pending otherwise); ()
+    each item's state read from its checkbox, the mark before it or its closing words
+    (pending otherwise); ()
     when it writes none. Fences are no boundary: a planning step may quote its plan."""
     lowered = text.lower()
-    if not any(word in lowered for word in ("plan", "to-do", "todo", "step")):
+    if not any(word in lowered for word in _PLAN_WORDS):
         return ()
     lines = text.split("\n")
     found: tuple[Todo, ...] = ()
     for index, line in enumerate(lines):
-        if not _PLAN_LINE.match(line) or _PLAN_ITEM.match(line):
+        titled = _PLAN_LINE.match(line) or _LIST_TITLE.match(line)
+        if not titled or _PLAN_ITEM.match(line):
             continue
         items: list[Todo] = []
         for following in lines[index + 1 :]:
+            marked = _marked_item(following)
+            if marked is not None:
+                items.append(marked)
+                continue
             item = _PLAN_ITEM.match(following)
             if item is None:
                 if items or following.strip():
