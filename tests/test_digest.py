@@ -2199,3 +2199,29 @@ def test_a_change_from_one_value_to_another_sets_the_setting_not_its_old_value(
     # "X from A to B" was read as a setting named "X from A" with the value B, its unit lost:
     # a table line stating neither what was changed nor to what.
     assert signals.value_settings(sentence) == (setting,)
+
+
+def test_the_answer_to_a_question_is_the_prose_after_the_action_the_question_needed() -> None:
+    # "Which commit broke it? Keep its hash." The assistant announces its command beside the
+    # call ("Running `git log …`."), and answers after reading its output. The announcement
+    # took the question, and the answer ranked as any other sentence: dropped for room
+    # while the question was kept.
+    log = "git log --oneline -n 7 -- lib/src/ratelimit.dart"
+    messages = [
+        say("user", "Which commit broke the redelivery? Our incident report needs its hash."),
+        Message(
+            "assistant",
+            (
+                TextPart(f"Running `{log}`."),
+                ToolCallPart("c1", "shell", json.dumps({"command": log})),
+            ),
+        ),
+        result("c1", "ad61d6c move delivery onto the shared client\n0c1d2e3 docs"),
+        say("assistant", "The culprit is ad61d6c: it moved delivery onto the shared client."),
+        *(
+            say("assistant", f"Reading module {n}: it keeps {n} queues in `src/m{n}.dart`.")
+            for n in range(30)
+        ),
+    ]
+    ledger = extract_ledger(messages)
+    assert "The culprit is ad61d6c" in rendered(ledger, 700)

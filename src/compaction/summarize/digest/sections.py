@@ -35,6 +35,8 @@ from compaction.summarize.digest.events import (
     TodosStated,
     ToolFinished,
     UserSaid,
+    announces,
+    telling_tokens,
 )
 from compaction.summarize.digest.format import indented
 from compaction.summarize.tools import Todo
@@ -1301,37 +1303,17 @@ class Todos(Section[TodosState]):
 
 # -- notes: the assistant's telling sentences ---------------------------------------------
 
-_TELLING = signals.cue(
-    r"`[^`]+`|\b[0-9a-f]{7,40}\b|\b\d[\d,.]*\s*(?:%|ms|s|kb|mb|gb|tokens|lines|files|tests)?\b"
-    # A path is tried where a word starts only (at every character, 15% slower overall).
-    r"|(?<![\w.-])[\w.-]+/[\w./-]+"
-    r"|\b[\w-]+\.(?:py|ts|js|tsx|rs|go|java|md|json|yaml|yml|toml|c|h|rb)\b"
-)
-
 
 @text_cache()
 def sentence_marks(sentence: str) -> tuple[bool, bool, tuple[str, ...]]:
     """Whether an assistant's sentence reverses a plan outright, whether it says what it
-    replaces ("instead of", "rather than"), and the telling tokens (code, ids, numbers,
-    paths, file names) it holds, lowercased; read once per sentence."""
+    replaces ("instead of", "rather than"), and the telling tokens (`telling_tokens`) it
+    holds; read once per sentence."""
     lowered = sentence.lower()
     return (
         _REVERSAL.search(lowered) is not None,
         _REPLACING.search(lowered) is not None,
-        tuple(_TELLING.findall(lowered)),
-    )
-
-
-def announces(sentence: str, acts: Sequence[str]) -> bool:
-    """Whether `sentence` names only what its own message then does (`acts`: the commands,
-    paths and patterns of the message's actions, lowercased), as "Next, `make test` in the
-    shell." or "Let me read src/app.py." do beside the call: it says nothing the commands
-    and files sections do not."""
-    if not acts:
-        return False
-    telling = sentence_marks(sentence)[2]
-    return bool(telling) and all(
-        any(token.strip("`").rstrip(".,;:") in act for act in acts) for token in telling
+        telling_tokens(sentence),
     )
 
 
