@@ -2225,3 +2225,32 @@ def test_the_answer_to_a_question_is_the_prose_after_the_action_the_question_nee
     ]
     ledger = extract_ledger(messages)
     assert "The culprit is ad61d6c" in rendered(ledger, 700)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        "Benchmark a single flush and tell me the runtime. Keep that number.",
+        "Time one flush with the harness and let me know the mean.",
+        "What does one flush take? Keep that number.",
+    ],
+)
+def test_a_request_to_be_told_is_answered_like_a_question(request_: str) -> None:
+    bench = "dart run benchmark/flush_benchmark.dart"
+    messages = [
+        say("user", request_),
+        Message(
+            "assistant",
+            (
+                TextPart(f"Running `{bench}`."),
+                ToolCallPart("c1", "shell", json.dumps({"command": bench})),
+            ),
+        ),
+        result("c1", "FlushOneBatch(RunTime): 867.5512 us."),
+        say("assistant", "Flushing one batch takes 867.55 µs per run."),
+        *(
+            say("assistant", f"Reading module {n}: it keeps {n} queues in `src/m{n}.dart`.")
+            for n in range(30)
+        ),
+    ]
+    assert "867.55 µs" in rendered(extract_ledger(messages), 700)

@@ -370,10 +370,16 @@ def outcome_of_result(
     return outcome, errors, signals.test_summary(output)
 
 
+# A request for an answer made without a question mark: "… and tell me the runtime."
+_ASKS = re.compile(
+    r"\b(?:tell|show|give|send)\s+(?:me|us)\b|\blet\s+(?:me|us)\s+know\b", re.IGNORECASE
+)
+
+
 def _question_in(text: str) -> str | None:
-    """The user's last question in `text`, if the text asks one."""
+    """The user's last question in `text`, if the text asks one (or asks to be told)."""
     for sentence in reversed(signals.sentences(text)):
-        if sentence.rstrip().endswith("?"):
+        if sentence.rstrip().endswith("?") or _ASKS.search(sentence):
             return signals.clip(sentence, 200)
     return None
 
