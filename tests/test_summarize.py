@@ -23,6 +23,7 @@ from compaction.exceptions import ServerError
 from compaction.providers.base import CompletionRequest
 from compaction.providers.testing import FunctionProvider, ScriptedProvider, Step
 from compaction.strategies import SequenceStrategy
+from compaction.summarize import signals
 from compaction.summarize.llm import SUMMARY_SCHEMA
 
 from .helpers import calls, coding_session, results, say
@@ -360,3 +361,39 @@ def test_a_tight_target_shrinks_the_ledger_before_dropping_the_summary() -> None
     assert GOOD["summary"] in text, "the model's summary survives"
     assert len(text) < len(full)
     assert not any(s.strategy == "truncate" and s.messages_affected for s in tight.receipt.steps)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # A file a tool attached to the user's turn: its path (and lines), then its content.
+        (
+            "/home/dev/q/lib/src/ratelimit.dart:1-3\n```\n   1 | import 'dart:async';\n"
+            "   2 | \n   3 | class Ratelimit {}```\nGo ahead, and use 2 isolates for now.",
+            "Go ahead, and use 2 isolates for now.",
+        ),
+        (
+            "carrier.dart:6-318\n```\n...\n     6 |     final t = tariff(parcel);\n...\n```\n"
+            "courier.dart:61-387\n```\n...\n```",
+            "",
+        ),
+        # A file added to the chat as its name and a fenced block.
+        (
+            "Make the loader skip blank lines.\n\nsrc/loader.py\n```python\ndef load():\n"
+            "    pass\n```",
+            "Make the loader skip blank lines.",
+        ),
+        # A file name closing a block of the user's own is no attached file.
+        (
+            "Put it in:\n```\n.claude/settings.local.json\n```\n\nLike this:\n```json\n{}\n```",
+            "Put it in:\n```\n.claude/settings.local.json\n```\n\nLike this:\n```json\n{}\n```",
+        ),
+        # Code the user pastes without naming a file is theirs.
+        (
+            "Why does this fail?\n```\nassert load() == []\n```",
+            "Why does this fail?\n```\nassert load() == []\n```",
+        ),
+    ],
+)
+def test_a_file_attached_to_the_users_turn_is_not_their_words(text: str, words: str) -> None:
+    assert signals.own_words(text) == words

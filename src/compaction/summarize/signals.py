@@ -685,6 +685,8 @@ def own_words(text: str) -> str:
         packed = _packet_words(text)
         if packed is not None:
             return packed
+    if "```" in text:
+        text = _without_attached_files(text).strip()
     if "</" not in text:
         return text
     pieces: list[str] = []
@@ -702,6 +704,37 @@ def own_words(text: str) -> str:
         return text
     pieces.append(text[last:].strip())
     return "\n\n".join(p for p in pieces if p)
+
+
+#: A line naming a file alone: a path or a file name, lines after a colon (`a/b.dart:1-65`).
+_FILE_LINE = re.compile(
+    r"[ \t]*(?:[\w.@~-]*/)*[\w@~-][\w.@~-]*\.[A-Za-z]\w{0,9}(?::\d+(?:-\d+)?)?[ \t]*"
+)
+
+
+def _without_attached_files(text: str) -> str:
+    """`text` without the files an agent attached to the user's turn: a line naming a file
+    alone, then its content in a fenced block (closed by a line ending in the fence). Code
+    the user writes in blocks of their own stays, whatever it holds."""
+    lines = text.split("\n")
+    kept: list[str] = []
+    in_block = False
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        opens = index + 1 < len(lines) and lines[index + 1].startswith("```")
+        if not in_block and opens and _FILE_LINE.fullmatch(line):
+            # The name, the opening fence, and the content up to the line that closes it.
+            index += 2
+            while index < len(lines) and not lines[index].rstrip().endswith("```"):
+                index += 1
+            index += 1
+            continue
+        if line.lstrip().startswith("```"):
+            in_block = not in_block
+        kept.append(line)
+        index += 1
+    return "\n".join(kept)
 
 
 #: The packets a stateful agent (Letta, formerly MemGPT) sends as user messages, each a JSON
