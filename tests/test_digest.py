@@ -2254,3 +2254,31 @@ def test_a_request_to_be_told_is_answered_like_a_question(request_: str) -> None
         ),
     ]
     assert "867.55 µs" in rendered(extract_ledger(messages), 700)
+
+
+@pytest.mark.parametrize(
+    ("change", "shown"),
+    [
+        # the new value in a short sentence of its own after the one naming the setting
+        (
+            "The soak test did not like 240 s as the webhook idle timeout. Final value: 90 s.",
+            "- webhook idle timeout: 90 s (earlier: 240 s)",
+        ),
+        # a verdict on the value with no new one: no longer current, the user's words quoted
+        (
+            "The soak test did not like 240 s as the webhook idle timeout.",
+            "- webhook idle timeout: unsettled",
+        ),
+    ],
+)
+def test_a_verdict_on_a_value_is_a_change_of_it(change: str, shown: str) -> None:
+    ledger = extract_ledger(
+        [
+            say("user", "Start the webhook idle timeout at 15 s."),
+            say("user", "Change the webhook idle timeout to 240 s; 15 s is too tight."),
+            say("user", change),
+        ]
+    )
+    text = rendered(ledger)
+    assert shown in text
+    assert "- webhook idle timeout: 240 s" not in text

@@ -233,6 +233,7 @@ _CHANGE_CUE = signals.cue(
     r"actually|not\s+\S+\s+but|from\s+\S+(?:\s+\S+)?\s+to|increase|decrease|raise|lower|set|"
     r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
     r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|isn't\s+right|"
+    r"(?:did|does|do)\s+not\s+(?:like|work|hold|cope)|(?:didn't|doesn't|don't)\s+(?:like|work)|"
     r"bigger|smaller|higher|shorter|longer|fewer|more|less)\b"
 )
 _INSTEAD = re.compile(
@@ -255,6 +256,10 @@ _BARE_VALUE = re.compile(
 )
 
 
+# A sentence this short beside the one naming a setting gives its value ("Final value: 90 s.").
+_BARE_WORDS = 5
+
+
 def _norm(value: str) -> str:
     return _SPACES.sub(" ", value.strip(" .`'\"").lower())
 
@@ -263,21 +268,24 @@ def _norm(value: str) -> str:
 _MEASURE = re.compile(r"\b(\d[\d.,]*)\s*([A-Za-z%]{1,14})\b")
 
 
+def _singular(unit: str) -> str:
+    """A unit lower case and singular (`Connections` → `connection`); a unit of a letter or
+    two is its own (`s`, `ms`)."""
+    unit = unit.lower()
+    return unit[:-1] if len(unit) > 3 and unit.endswith("s") else unit
+
+
 @text_cache()
 def _unit(value: str) -> str:
     """The unit of a measured value, singular and lower case (`20 Connections` →
     `connection`); empty for anything else."""
     match = _MEASURE.fullmatch(value.strip(" .`'\""))
-    return match.group(2).lower().removesuffix("s") if match else ""
+    return _singular(match.group(2)) if match else ""
 
 
 def _measures_in(sentence: str, unit: str) -> list[str]:
     """Values in `sentence` measured in `unit`, in order."""
-    return [
-        m.group(0)
-        for m in _MEASURE.finditer(sentence)
-        if m.group(2).lower().removesuffix("s") == unit
-    ]
+    return [m.group(0) for m in _MEASURE.finditer(sentence) if _singular(m.group(2)) == unit]
 
 
 @dataclass
@@ -363,7 +371,9 @@ class Values(Section[ValuesState]):
                 # Or in another sentence of the same message that names no subject of its
                 # own ("90 days for the retention broke the load test. Use 30 days.").
                 for other in said:
-                    if other != sentence and _BARE_VALUE.match(other):
+                    if other != sentence and (
+                        _BARE_VALUE.match(other) or len(other.split()) <= _BARE_WORDS
+                    ):
                         new.update(
                             (_norm(v), v) for v in _measures_in(other, unit) if _norm(v) not in held
                         )
