@@ -920,3 +920,27 @@ def test_editor_tools_change_files_by_their_command_not_their_name() -> None:
         ("file_modified", ("/repo/app.py",)),
         ("file_created", ("lib/new.py",)),
     ]
+
+
+def test_a_tool_named_for_running_commands_runs_its_command() -> None:
+    # Composio's `SHELLTOOL_EXEC_COMMAND {cmd, shell_id}`: no known shell tool's name, but
+    # its name says it runs a command and `cmd` holds it.
+    conversation = Conversation(
+        [
+            Message.text_message("user", "Remove the legacy module."),
+            Message(
+                "assistant",
+                (
+                    ToolCallPart(
+                        "c1",
+                        "SHELLTOOL_EXEC_COMMAND",
+                        json.dumps({"cmd": "git rm src/Legacy.hs", "shell_id": "a1b2c3"}),
+                    ),
+                ),
+            ),
+            Message("tool", (ToolResultPart("c1", "rm 'src/Legacy.hs'"),)),
+            Message.text_message("assistant", "Removed."),
+        ]
+    )
+    probes = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert ("file_deleted", "src/Legacy.hs") in probes

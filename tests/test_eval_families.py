@@ -1372,22 +1372,7 @@ def test_a_new_familys_wording_is_its_own(family: str) -> None:
     assert mine and not mine & theirs
 
 
-#: Families whose planted files the ruler's extraction does not yet read all of, and why.
-_RULER_GAPS = {
-    "swekit-style": "the ruler reads no command of SHELLTOOL_EXEC_COMMAND {cmd, shell_id}, so "
-    "the `git rm` that deletes the legacy module goes unseen",
-}
-
-
-@pytest.mark.parametrize(
-    "family",
-    [
-        pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=_RULER_GAPS[f]))
-        if f in _RULER_GAPS
-        else f
-        for f in FAMILIES
-    ],
-)
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_rulers_own_extraction_finds_the_planted_files(family: str) -> None:
     # Two independent readings agree: the files the story planted are the ones the ruler's
     # extraction rules read off the raw session.

@@ -536,6 +536,9 @@ _SHELL_TOOLS = frozenset(
     }
 )
 _COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
+#: Words of a tool's name that say it runs commands (Composio's `SHELLTOOL_EXEC_COMMAND`),
+#: when no name above is the tool's: its command is under one of `_COMMAND_KEYS`.
+_SHELL_WORDS = frozenset({"shell", "shelltool", "bash", "terminal", "exec", "execute", "cmd"})
 #: A code-running tool's `language` values whose `code` is a shell script (Open Interpreter's
 #: `execute` {language, code}), and those whose code is Python.
 _SHELL_LANGUAGES = frozenset({"shell", "bash", "sh", "zsh", "powershell"})
@@ -665,7 +668,8 @@ class _Action:
         # Goose names an extension's tool `extension__tool` (`developer__shell`); Continue
         # (mid-2025 releases) prefixes its built-ins (`builtin_run_terminal_command`).
         base = name.removeprefix("builtin_").rsplit("__", 1)[-1]
-        if name not in _SHELL_TOOLS and base not in _SHELL_TOOLS:
+        words = set(re.split(r"[\W_]+", name))
+        if name not in _SHELL_TOOLS and base not in _SHELL_TOOLS and not words & _SHELL_WORDS:
             return None
         for key in _COMMAND_KEYS:
             value = self.arguments.get(key)
