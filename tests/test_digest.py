@@ -1639,6 +1639,13 @@ def test_a_line_two_sections_hold_is_shown_once() -> None:
             "\n 1 FAILED TEST\n",
             "[  FAILED  ] CartTest.RoundsHalfUp (0 ms)",
         ),
+        # a test runner logging each failure at the error level (Expecto: `[hh:mm:ss ERR]`)
+        (
+            "[14:46:44 ERR] Exporter/retries a timed-out delivery failed in 00:00:00.72.\n"
+            "delivery attempts\nexpected: 3\n  actual: 2\n\n[14:46:46 INF] EXPECTO! 53 tests run"
+            " in 00:00:01.97 – 52 passed, 0 ignored, 1 failed, 0 errored. Failure!\n",
+            "[14:46:44 ERR] Exporter/retries a timed-out delivery failed in 00:00:00.72.",
+        ),
         # CTest's list of the tests that failed
         (
             "92% tests passed, 1 tests failed out of 12\n\nThe following tests FAILED:\n"

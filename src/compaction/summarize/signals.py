@@ -471,6 +471,9 @@ _FAILED_TEST = re.compile(
     # A verdict in brackets first, then the test (alcotest and many in-house runners); a
     # cross mark first (vitest, node's test runner).
     r"|\[(?:FAIL|FAILED|FAILURE)\]\s+\S.{2,160}|[×✗✘]\s+\S.{2,160}"
+    # A failure logged at the error level, the time first (Expecto: `[14:46:44 ERR] X failed
+    # in 00:00:00.72.`).
+    r"|\[[\d:.T-]{5,30}\s+(?:ERR|ERROR|FTL|FATAL)\]\s+\S.{2,160}?\s+failed\b.{0,80}"
     # The test's location, its name after it: busted's `Failure → spec/x.lua @ 31` over the
     # name, testthat's `── Failure (test-x.R:31:3): name ──`.
     r"|(?:Failure|Error) → (?P<where>\S+ @ \d+)\n(?P<name>[^\n]{3,160})"
