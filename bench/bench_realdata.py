@@ -105,6 +105,7 @@ ANTHROPIC_FAMILIES = (
     "roo-style",
     "void-style",
     "refact-style",
+    "gptme-style",
 )
 
 

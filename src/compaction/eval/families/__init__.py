@@ -28,6 +28,7 @@ from compaction.eval.families.cursor import CursorVoice
 from compaction.eval.families.deepagents import DeepAgentsVoice
 from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
+from compaction.eval.families.gptme import GptmeVoice
 from compaction.eval.families.homegrown import HomegrownVoice
 from compaction.eval.families.kiro import KiroVoice
 from compaction.eval.families.letta import LettaVoice
@@ -78,6 +79,7 @@ _VOICES: tuple[type[Voice], ...] = (
     VoidVoice,
     RefactVoice,
     SweKitVoice,
+    GptmeVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
