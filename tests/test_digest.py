@@ -2289,3 +2289,24 @@ def test_a_verdict_on_a_value_is_a_change_of_it(change: str, shown: str) -> None
     text = rendered(ledger)
     assert shown in text
     assert "- webhook idle timeout: 240 s" not in text
+
+
+def test_a_reply_wrapped_as_the_system_is_the_actions_output_not_the_users_words() -> None:
+    # gptme sends its tools' output back as a user turn wrapped in <system> tags.
+    ledger = extract_ledger(
+        [
+            say("user", "Make the redelivery run oldest first."),
+            say("assistant", "Running the tests.\n```shell\nzig build test\n```"),
+            say(
+                "user",
+                "<system>Ran command: `zig build test`\n\n```stderr\nerror: 'outbox.test.keeps "
+                "order' failed: expected 3, found 2\nBuild Summary: 2/3 steps succeeded; 1 failed"
+                "\n```\n\nReturn code: 1</system>",
+            ),
+            say("assistant", 'Noted.\n```todo write\nadd "fix the order"\n```'),
+            say("user", "<system>Added todo 1: fix the order</system>"),
+        ]
+    )
+    assert user_messages(ledger) == ["Make the redelivery run oldest first."]
+    text = rendered(ledger)
+    assert "`zig build test` → exit 1" in text

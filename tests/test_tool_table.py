@@ -1548,3 +1548,25 @@ def test_a_file_named_by_its_uri_is_the_file_the_call_touches() -> None:
         assert tools.actions_of_call(name, arguments) == (
             Action("file", path="/srv/app/src/Store.fs", op=op),
         ), name
+
+
+@pytest.mark.parametrize(
+    ("block", "op"),
+    [
+        ("```save /home/dev/tidewire/src/outbox.zig\nconst a = 1;\n```", "written"),
+        ("```append /home/dev/tidewire/README.md\nMore.\n```", "modified"),
+        (
+            "```patch /home/dev/tidewire/src/outbox.zig\n<<<<<<< ORIGINAL\nconst a = 1;\n"
+            "=======\nconst a = 2;\n>>>>>>> UPDATED\n```",
+            "modified",
+        ),
+    ],
+)
+def test_a_block_opened_by_a_tool_and_a_path_acts_on_that_file(block: str, op: str) -> None:
+    # gptme's tools are fenced blocks whose opening line names the tool and its file.
+    actions = tools.actions_in_text(f"Writing it now:\n{block}")
+    assert [(a.kind, a.path, a.op) for a in actions] == [
+        ("file", block.split("\n", 1)[0].split(" ", 1)[1], op)
+    ]
+    # A language and a word after it is no file.
+    assert tools.actions_in_text("```text sample output\nhello\n```") == ()

@@ -38,7 +38,7 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, cast
+from typing import Literal, NamedTuple, cast
 
 from compaction.summarize.signals import file_ops_of_command, looks_like_path, name_words
 
@@ -1374,7 +1374,7 @@ _SEARCH_START = re.compile(r"^\s*<{5,9} SEARCH\s*$")
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE_END = re.compile(r"^\s*>{5,9} REPLACE\s*$")
 _FENCE_LINE = re.compile(r"^\s*`{3,}")
-_FENCE_OPEN = re.compile(r"^(`{3,})([\w+.-]*)[^`]*$")
+_FENCE_OPEN = re.compile(r"^(`{3,})([\w+.-]*)[ \t]*([^`]*?)[ \t]*$")
 # Fence tags a shell action is written in (mini-SWE-agent's own tag included); an untagged
 # fence and a `<command>` tag are actions too.
 SHELL_FENCES = frozenset(
@@ -1416,11 +1416,11 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
     for path, op in _search_replace_files(text):
         note(path, op)
     blocks = _blocks(text)
-    for tag, body, _before in blocks:
-        if tag in _DIFF_FENCES or (tag == "" and _PATCH_START.match(body)):
-            for path, op in files_in_patch(body):
+    for block in blocks:
+        if block.tag in _DIFF_FENCES or (block.tag == "" and _PATCH_START.match(block.body)):
+            for path, op in files_in_patch(block.body):
                 note(path, op)
-    if "*** Begin Patch" in text and not any("*** Begin Patch" in b for _, b, _ in blocks):
+    if "*** Begin Patch" in text and not any("*** Begin Patch" in b.body for b in blocks):
         for path, op in files_in_patch(text):
             note(path, op)
     actions = [Action("file", path=p, op=op) for p, op in files.items()]
@@ -1431,11 +1431,15 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
     if step is not None:
         actions.extend(actions_of_call(step.tool, step.arguments))
     if blocks:
-        tag, body, before = blocks[-1]
+        tag, body, before, argument = blocks[-1]
         if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
             actions.extend(_text_action(body))
         elif tag in PYTHON_FENCES:
             actions.extend(python_actions(body))
+        elif tag and " " not in argument and looks_like_path(argument):
+            # A block opened by a tool's name and the file it acts on (gptme's ```save
+            # <path>, ```append <path>, ```patch <path>): what the name says of the file.
+            actions.extend(a for a in _fallback_actions(tag, {"path": argument}) if a.path)
     return tuple(actions)
 
 
@@ -1485,11 +1489,21 @@ def _line_before(text: str, position: int) -> str:
     return text[text.rfind("\n", 0, line_start) + 1 : line_start].strip()
 
 
-def _blocks(text: str) -> list[tuple[str, str, str]]:
-    """The fenced blocks and tagged blocks (`_TAG_BLOCKS`) of a message in order, each as
-    (fence tag, body, the line before it); a `<command>` tag has the tag `command`, a
-    `<code>` tag `py`. One pass: an unclosed fence or tag ends the scan."""
-    found: list[tuple[int, str, str, str]] = []
+class _Block(NamedTuple):
+    """A fenced or tagged block of a message: its fence tag, body, the line before it, and
+    what follows the tag on the opening line (gptme's ```save <path>)."""
+
+    tag: str
+    body: str
+    before: str
+    argument: str = ""
+
+
+def _blocks(text: str) -> list[_Block]:
+    """The fenced blocks and tagged blocks (`_TAG_BLOCKS`) of a message in order; a
+    `<command>` tag has the tag `command`, a `<code>` tag `py`. One pass: an unclosed fence
+    or tag ends the scan."""
+    found: list[tuple[int, _Block]] = []
     lines = text.split("\n")
     offset = 0
     index = 0
@@ -1506,7 +1520,7 @@ def _blocks(text: str) -> list[tuple[str, str, str]]:
             break
         before = lines[index - 1].strip() if index else ""
         body = "\n".join(lines[index + 1 : end])
-        found.append((offset, opening.group(2).lower(), body, before))
+        found.append((offset, _Block(opening.group(2).lower(), body, before, opening.group(3))))
         offset += sum(len(lines[j]) + 1 for j in range(index, end + 1))
         index = end + 1
     for tag, (open_tag, close_tag) in _TAG_BLOCKS.items():
@@ -1516,10 +1530,10 @@ def _blocks(text: str) -> list[tuple[str, str, str]]:
             if end == -1:
                 break
             body = text[start + len(open_tag) : end].removeprefix("\n")
-            found.append((start, tag, body, _line_before(text, start)))
+            found.append((start, _Block(tag, body, _line_before(text, start))))
             start = text.find(open_tag, end)
     found.sort(key=lambda block: block[0])
-    return [(tag, body, before) for _, tag, body, before in found]
+    return [block for _, block in found]
 
 
 _COMMAND_START = re.compile(r"^(?:[A-Za-z_]\w*=\S*\s+)*[\w./~-][\w./~+:-]*(?:\s|$)")

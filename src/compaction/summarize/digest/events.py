@@ -599,7 +599,7 @@ def _plan_in(text: str) -> tuple[tools.Todo, ...]:
 
 # How environments that answer an action in a user message start their reply.
 _OUTPUT_SHAPE = re.compile(
-    r"^\s*(?:<returncode>|<output>|Observation:|OBSERVATION:|Output:|Call id: \S+\nError:"
+    r"^\s*(?:<returncode>|<output>|<system>|Observation:|OBSERVATION:|Output:|Call id: \S+\nError:"
     r"|exitcode: -?\d+ \(execution (?:succeeded|failed)\))"  # AutoGen's code executors
 )
 # A code agent's code (smolagents' `<code>` blocks) and the record of the call it makes of
@@ -638,7 +638,10 @@ _NEXT_TASK = "\nNew task:\n"
 # executors' reply, mini-SWE-agent's, an output masked where it stood.
 _ENVIRONMENT_REPLY = re.compile(
     r"\A\s*(?:exitcode: -?\d+ \(execution (?:succeeded|failed)\)\nCode output:"
-    r"|<returncode>-?\d+</returncode>|" + re.escape(MASK_PREFIX) + ")"
+    r"|<returncode>-?\d+</returncode>|<system>(?:(?!<system>).)*</system>\s*\Z|"
+    + re.escape(MASK_PREFIX)
+    + ")",
+    re.DOTALL,
 )
 
 
