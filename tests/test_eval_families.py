@@ -944,7 +944,7 @@ VARIANT = (
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
     "letta-style", "crewai-style", "autogen-style", "void-style", "refact-style",
-    "swekit-style",
+    "swekit-style", "moatless-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -990,6 +990,9 @@ _ROO_MARK = {" ": "pending", "-": "in_progress", "x": "completed"}
 _SWEKIT_ITEM = re.compile(r"^- (DONE|NOW|TODO|DROP) +(.+)$")
 _SWEKIT_STATUS = {"DONE": "completed", "NOW": "in_progress", "TODO": "pending",
                   "DROP": "cancelled"}  # fmt: skip
+#: Moatless's task states, as the story names them (`open` is pending or, for the open task
+#: first in priority order, in progress).
+_MOATLESS_STATE = {"open": "pending", "completed": "completed", "deleted": "cancelled"}
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
 #: Open Interpreter's plan steps, as its assistant writes and recaps them in its prose.
@@ -1105,8 +1108,9 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     list, smolagents' planning steps, the plans Trae's `sequentialthinking` thoughts hold,
     Roo's `update_todo_list` checklists, a letta-style agent's plan memory block as its
     memory edits leave it, a CrewAI agent's `task_checklist` steps, the plans an AutoGen
-    assistant writes in its prose, a Refact agent's checklist messages, or the work items a
-    SWE-kit assistant lists in its own messages."""
+    assistant writes in its prose, a Refact agent's checklist messages, the work items a
+    SWE-kit assistant lists in its own messages, or a Moatless agent's tasks as its
+    CreateTasks and UpdateTask calls leave them."""
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
     from compaction.eval.families.refact import PLAN_HEADING as REFACT_PLAN
     from compaction.eval.families.swekit import PLAN_HEADING as SWEKIT_PLAN
@@ -1119,6 +1123,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     warp: dict[str, dict[str, str]] = {}  # Warp's to-dos by id, in the order created
     spec: dict[str, str] = {}  # Kiro's tasks.md: task → status
     augment: dict[str, dict[str, str]] = {}  # Augment's tasks by id, in the order added
+    moatless: dict[str, dict[str, Any]] = {}  # Moatless's tasks by id
     letta_plan = ""  # a letta-style agent's plan memory block
     answers = {r.tool_call_id: r.text for m in session.conversation.messages
                for r in m.tool_results}  # fmt: skip
@@ -1182,6 +1187,24 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     if m
                 ]
             )
+        if any(c.name in ("CreateTasks", "UpdateTask") for c in message.tool_calls):
+            # Moatless: one node's task calls, the list as they leave it, in priority order;
+            # the open task first in that order is the one worked on.
+            for call in message.tool_calls:
+                arguments = json.loads(call.arguments)
+                if call.name == "CreateTasks":
+                    for task in arguments["tasks"]:
+                        moatless[task["id"]] = {"description": task["content"], "state": "open",
+                                                "priority": task["priority"]}  # fmt: skip
+                elif call.name == "UpdateTask":
+                    moatless[arguments["task_id"]]["state"] = arguments["state"]
+            ordered = sorted(moatless.items(), key=lambda kv: (kv[1]["priority"], kv[0]))
+            items = [{"description": t["description"], "status": _MOATLESS_STATE[t["state"]]}
+                     for _, t in ordered]  # fmt: skip
+            waiting = [item for item in items if item["status"] == "pending"]
+            if waiting:
+                waiting[0]["status"] = "in_progress"
+            lists.append(items)
         for call in message.tool_calls:
             arguments = json.loads(call.arguments)
             if call.name in ("memory_insert", "memory_replace"):
@@ -2488,6 +2511,7 @@ def _voice(family: str) -> type[Voice]:
         "autogen-style",
         "refact-style",
         "swekit-style",
+        "moatless-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2501,7 +2525,7 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
 @pytest.mark.parametrize(
     "family",
     ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style",
-     "crewai-style", "autogen-style", "refact-style", "swekit-style"],
+     "crewai-style", "autogen-style", "refact-style", "swekit-style", "moatless-style"],
 )  # fmt: skip
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
@@ -3558,3 +3582,187 @@ def test_swekit_style_speaks_cabal_ghc_hspec_hlint_and_criterion() -> None:
         assert runs[BENCH_READ] == [
             dict(runs[BENCH_READ][0], stdout=f"drain/500 mean {figure} us\n")
         ]
+
+
+#: Moatless's actions as this family calls them: each argument model's fields, in the order
+#: `model_dump_json` writes them (`thoughts` first, from `ActionArguments`).
+_MOATLESS_FIELDS = {
+    "ReadFile": ["thoughts", "file_path", "start_line", "end_line"],
+    "ViewCode": ["thoughts", "files"],
+    "GrepTool": ["thoughts", "pattern", "include", "max_results"],
+    "GlobTool": ["thoughts", "pattern", "max_results"],
+    "ListFiles": ["thoughts", "directory", "recursive", "max_results", "show_hidden"],
+    "FindClass": ["thoughts", "file_pattern", "class_name"],
+    "FindCodeSnippet": ["thoughts", "file_pattern", "code_snippet"],
+    "StringReplace": ["thoughts", "path", "old_str", "new_str"],
+    "CreateFile": ["thoughts", "path", "file_text"],
+    "Bash": ["thoughts", "command"],
+    "RunTests": ["thoughts", "test_files"],
+    "CreateTasks": ["thoughts", "tasks"],
+    "UpdateTask": ["thoughts", "task_id", "state", "result", "priority"],
+    "SendMessage": ["thoughts", "message"],
+}
+#: A Moatless tool observation that lists matches or files, by tool.
+_MOATLESS_LISTED = {
+    "GrepTool": re.compile(r"\AFound (\d+) matches for regex pattern '\w+' in files matching "
+                           r"'\*\.kt'\n\n(📄 \S+\n(    Line \d+: .+\n)+\n)+\Z"),
+    "GlobTool": re.compile(r"\AFound (\d+) files matching glob pattern '\S+':\n\n(📄 \S+\n)+\Z"),
+    "ListFiles": re.compile(r"\AContents of directory '\S+'\n\nDirectories:\n(📁 \w+\n)+\n"
+                            r"Files:\n(📄 \w+\.kt\n)+\Z"),
+}  # fmt: skip
+
+
+def test_moatless_style_speaks_moatless_actions() -> None:
+    from compaction.eval.families.moatless import EDITED_TAIL, NO_HITS, SEND, TASK_STATE, VIEWED
+
+    mine = _shapes("moatless-style")
+    sometimes = {"ListFiles", "GlobTool", "ReadFile"}
+    assert set(mine) - sometimes == set(_MOATLESS_FIELDS) - sometimes
+    assert set(mine) <= set(_MOATLESS_FIELDS)
+    # No Finish or Reject: the task is not complete when the session ends.
+    for session in sessions("moatless-style"):
+        payload = OPENAI.encode(session.conversation)["messages"]
+        ids = []
+        for message in payload[1:]:
+            # MessageHistoryGenerator's contents: lists of text blocks; calls alone carry none.
+            if message["role"] == "assistant":
+                assert "content" not in message and message["tool_calls"]
+                for call in message["tool_calls"]:
+                    ids.append(call["id"])
+                    arguments = call["function"]["arguments"]
+                    # model_dump_json: every field in order, compact, non-ASCII as it is.
+                    parsed = json.loads(arguments)
+                    assert list(parsed) == _MOATLESS_FIELDS[call["function"]["name"]]
+                    assert arguments == json.dumps(
+                        parsed, ensure_ascii=False, separators=(",", ":")
+                    )
+            else:
+                [block] = message["content"]
+                assert block == {"type": "text", "text": block["text"], "cache_control": None}
+        assert ids == [f"tool_{k}" for k in range(1, len(ids) + 1)]
+        messages = session.conversation.messages
+        answers = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        names = {c.id: c.name for m in messages for c in m.tool_calls}
+        # The user speaks first, then only after a SendMessage has ended the agent's turn;
+        # the session ends with one.
+        users = [k for k, m in enumerate(messages) if m.role == "user"]
+        assert users[0] == 1
+        for k in users[1:]:
+            [result] = messages[k - 1].tool_results
+            assert names[result.tool_call_id] == SEND
+        [last] = messages[-1].tool_results
+        assert names[last.tool_call_id] == SEND
+        for arguments, answer in _calls(session, SEND):
+            assert answer == arguments["message"]
+        # The index has no Kotlin: tried once each, then grep and glob.
+        [(_, found)] = _calls(session, "FindClass")
+        assert found == NO_HITS
+        [(_, snippet)] = _calls(session, "FindCodeSnippet")
+        assert re.fullmatch(r"\nFound no matches in \d+ files\.", snippet)
+        for name, pattern in _MOATLESS_LISTED.items():
+            for _, listed in _calls(session, name):
+                match = pattern.match(listed)
+                assert match, listed[:200]
+                if name == "GrepTool":
+                    assert int(match[1]) == listed.count("\n    Line ")
+        for arguments, text in _calls(session, "ReadFile"):
+            assert text.startswith(f"```{arguments['file_path']}\npackage dev.lanternfish\n")
+            assert text.endswith("\n```") and arguments["start_line"] is None
+        # Every Kotlin file edited was viewed whole (or created) first: ReadFile does not put
+        # an unparsed file in the file context.
+        in_context: set[str] = set()
+        for message in messages:
+            for call in message.tool_calls:
+                arguments = json.loads(call.arguments)
+                if call.name == "ViewCode":
+                    [view] = arguments["files"]
+                    assert view == {"file_path": view["file_path"], "start_line": None,
+                                    "end_line": None, "span_ids": []}  # fmt: skip
+                    assert answers[call.id].startswith(f"{VIEWED}\n{view['file_path']}\n```\n")
+                    in_context.add(view["file_path"])
+                elif call.name == "CreateFile":
+                    assert answers[call.id] == f"File created successfully at: {arguments['path']}"
+                    in_context.add(arguments["path"])
+                elif call.name == "StringReplace":
+                    path = arguments["path"]
+                    assert path in in_context
+                    head, _, rest = answers[call.id].partition("\n")
+                    assert head == (f"The file {path} has been edited. Here's the result of "
+                                    f"running `cat -n` on a snippet of {path}:")  # fmt: skip
+                    assert rest.endswith(f"\n{EDITED_TAIL}")
+                    rows = rest.removesuffix(f"\n{EDITED_TAIL}").split("\n")
+                    assert all(re.match(r"^ {2,5}\d+\t", row) for row in rows)
+                    assert any(row.endswith(f"\t{arguments['new_str']}") for row in rows)
+        # Tasks: created with ids and priorities, then completed or deleted one by one.
+        states = {}
+        for arguments, answer in _calls(session, "CreateTasks"):
+            rows = [f"- {t['id']} (priority: {t['priority']}): {t['content']}"
+                    for t in arguments["tasks"]]  # fmt: skip
+            assert answer == f"Created {len(rows)} tasks:\n" + "\n".join(rows)
+            states |= {t["id"]: "open" for t in arguments["tasks"]}
+        for arguments, answer in _calls(session, "UpdateTask"):
+            assert arguments["state"] in ("completed", "deleted") and arguments["priority"] is None
+            assert answer == (
+                f"Updated task {arguments['task_id']}: state from "
+                f"'{TASK_STATE[states[arguments['task_id']]]}' to "
+                f"'{TASK_STATE[arguments['state']]}', result to '{arguments['result']}'"
+            )
+            states[arguments["task_id"]] = arguments["state"]
+
+
+def test_moatless_style_speaks_gradle_kotlin_kotest_and_kotlinx_benchmark() -> None:
+    from compaction.eval.families.moatless import BENCH, BUILD, TESTS
+
+    for session in sessions("moatless-style"):
+        runs: dict[str, list[str]] = {}
+        for arguments, result in _calls(session, "Bash"):
+            runs.setdefault(arguments["command"], []).append(result)
+        failed, ok = runs[BUILD]
+        [(path, line)] = re.findall(
+            r"^e: file:///workspace/lanternfish/(src/main/kotlin/dev/lanternfish/\w+\.kt):(\d+):"
+            r"\d+ No value passed for parameter 'tenantId'\.$",
+            failed,
+            re.M,
+        )
+        assert "> Task :compileKotlin FAILED\n" in failed
+        assert "\nFAILURE: Build failed with an exception.\n" in failed
+        assert re.search(r"\nBUILD FAILED in \d+s\n", failed)
+        assert re.search(r"\nBUILD SUCCESSFUL in \d+s\n\d+ actionable tasks: ", ok)
+        # The fix: the call the compiler named, on the line it named, passes the tenant.
+        [(fix, answer)] = [(a, r) for a, r in _calls(session, "StringReplace")
+                           if a["new_str"].endswith(", batch.tenantId)")]  # fmt: skip
+        assert fix["path"] == path and fix["old_str"] == fix["new_str"].replace(
+            ", batch.tenantId", ""
+        )
+        # StringReplace numbers its snippet from the line after the one replaced.
+        assert f"\n{int(line) + 5:6}\t{fix['new_str']}\n" in answer
+        for command in ("./gradlew ktlintCheck", "./gradlew apiCheck"):
+            [out] = runs[command]
+            assert re.search(r"\nBUILD SUCCESSFUL in \d+s\n", out)
+        # RunTests: the failures (Gradle's line, kotest's message), a row per spec, a total.
+        first, last = (r for _, r in _calls(session, "RunTests"))
+        for out, failures in ((first, 3), (last, 1)):
+            blocks = re.findall(
+                rf"^\* ({TESTS}/\w+Spec\.kt)\n```\n(\w+Spec) > (.+) FAILED\n    "
+                r"org\.opentest4j\.AssertionFailedError: ",
+                out,
+                re.M,
+            )
+            assert len(blocks) == failures
+            assert all(file.endswith(f"/{spec}.kt") for file, spec, _ in blocks)
+            rows = re.findall(rf"^\* {TESTS}/\w+\.kt: (\d+) passed, (\d+) failed, 0 errors, "
+                              r"0 skipped$", out, re.M)  # fmt: skip
+            [total] = re.findall(r"^Total: (\d+) passed, (\d+) failed, 0 errors, 0 skipped\.$",
+                                 out, re.M)  # fmt: skip
+            assert [sum(int(r[k]) for r in rows) for k in (0, 1)] == [int(n) for n in total]
+            assert int(total[1]) == failures
+        status = [f for f in session.facts if f.category == "test_status"]
+        assert [f.probe[0] for f in status] == [last.rsplit("\n", 1)[-1]]
+        assert status[0].stale == (first.rsplit("\n", 1)[-1],)
+        [open_error] = [f.probe[0] for f in session.facts if f.category == "error_open"]
+        assert f"\n{open_error} FAILED\n" in last
+        # kotlinx-benchmark's table has three decimals; the assistant keeps two.
+        [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
+        [bench] = runs[BENCH]
+        assert re.search(rf"^DrainBenchmark\.drainOneBatch +avgt +5 +{re.escape(figure)}\d ± ",
+                         bench, re.M)  # fmt: skip

@@ -31,6 +31,7 @@ from compaction.eval.families.goose import GooseVoice
 from compaction.eval.families.homegrown import HomegrownVoice
 from compaction.eval.families.kiro import KiroVoice
 from compaction.eval.families.letta import LettaVoice
+from compaction.eval.families.moatless import MoatlessVoice
 from compaction.eval.families.open_interpreter import OpenInterpreterVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.plandex import PlandexVoice
@@ -78,6 +79,7 @@ _VOICES: tuple[type[Voice], ...] = (
     VoidVoice,
     RefactVoice,
     SweKitVoice,
+    MoatlessVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
