@@ -944,7 +944,7 @@ VARIANT = (
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
     "letta-style", "crewai-style", "autogen-style", "void-style", "refact-style",
-    "swekit-style", "gptme-style",
+    "swekit-style", "gptme-style", "moatless-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -990,6 +990,9 @@ _ROO_MARK = {" ": "pending", "-": "in_progress", "x": "completed"}
 _SWEKIT_ITEM = re.compile(r"^- (DONE|NOW|TODO|DROP) +(.+)$")
 _SWEKIT_STATUS = {"DONE": "completed", "NOW": "in_progress", "TODO": "pending",
                   "DROP": "cancelled"}  # fmt: skip
+#: Moatless's task states, as the story names them (`open` is pending or, for the open task
+#: first in priority order, in progress).
+_MOATLESS_STATE = {"open": "pending", "completed": "completed", "deleted": "cancelled"}
 #: Warp's to-do tools, each changing the one list.
 _WARP_TODO_TOOLS = ("create_todo_list", "mark_todos_completed", "update_pending_todos")
 #: Open Interpreter's plan steps, as its assistant writes and recaps them in its prose.
@@ -1106,8 +1109,9 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     Roo's `update_todo_list` checklists, a letta-style agent's plan memory block as its
     memory edits leave it, a CrewAI agent's `task_checklist` steps, the plans an AutoGen
     assistant writes in its prose, a Refact agent's checklist messages, the work items a
-    SWE-kit assistant lists in its own messages, or gptme's todo list as the operations of its
-    `todo write` blocks leave it."""
+    SWE-kit assistant lists in its own messages, gptme's todo list as the operations of its
+    `todo write` blocks leave it, or a Moatless agent's tasks as its CreateTasks and
+    UpdateTask calls leave them."""
     from compaction.eval.families.gptme import todo_operations
     from compaction.eval.families.gptme import tool_blocks as gptme_blocks
     from compaction.eval.families.open_interpreter import PLAN_OPENERS as OI_OPENERS
@@ -1122,6 +1126,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     warp: dict[str, dict[str, str]] = {}  # Warp's to-dos by id, in the order created
     spec: dict[str, str] = {}  # Kiro's tasks.md: task → status
     augment: dict[str, dict[str, str]] = {}  # Augment's tasks by id, in the order added
+    moatless: dict[str, dict[str, Any]] = {}  # Moatless's tasks by id
     letta_plan = ""  # a letta-style agent's plan memory block
     gptme: dict[str, dict[str, str]] = {}  # gptme's todo list by id, as todo.py keeps it
     answers = {r.tool_call_id: r.text for m in session.conversation.messages
@@ -1199,6 +1204,24 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
                     if m
                 ]
             )
+        if any(c.name in ("CreateTasks", "UpdateTask") for c in message.tool_calls):
+            # Moatless: one node's task calls, the list as they leave it, in priority order;
+            # the open task first in that order is the one worked on.
+            for call in message.tool_calls:
+                arguments = json.loads(call.arguments)
+                if call.name == "CreateTasks":
+                    for task in arguments["tasks"]:
+                        moatless[task["id"]] = {"description": task["content"], "state": "open",
+                                                "priority": task["priority"]}  # fmt: skip
+                elif call.name == "UpdateTask":
+                    moatless[arguments["task_id"]]["state"] = arguments["state"]
+            ordered = sorted(moatless.items(), key=lambda kv: (kv[1]["priority"], kv[0]))
+            items = [{"description": t["description"], "status": _MOATLESS_STATE[t["state"]]}
+                     for _, t in ordered]  # fmt: skip
+            waiting = [item for item in items if item["status"] == "pending"]
+            if waiting:
+                waiting[0]["status"] = "in_progress"
+            lists.append(items)
         for call in message.tool_calls:
             arguments = json.loads(call.arguments)
             if call.name in ("memory_insert", "memory_replace"):
@@ -2507,6 +2530,7 @@ def _voice(family: str) -> type[Voice]:
         "refact-style",
         "swekit-style",
         "gptme-style",
+        "moatless-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2520,7 +2544,8 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
 @pytest.mark.parametrize(
     "family",
     ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style",
-     "crewai-style", "autogen-style", "refact-style", "swekit-style", "gptme-style"],
+     "crewai-style", "autogen-style", "refact-style", "swekit-style", "gptme-style",
+     "moatless-style"],
 )  # fmt: skip
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]

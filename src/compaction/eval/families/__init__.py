@@ -32,6 +32,7 @@ from compaction.eval.families.gptme import GptmeVoice
 from compaction.eval.families.homegrown import HomegrownVoice
 from compaction.eval.families.kiro import KiroVoice
 from compaction.eval.families.letta import LettaVoice
+from compaction.eval.families.moatless import MoatlessVoice
 from compaction.eval.families.open_interpreter import OpenInterpreterVoice
 from compaction.eval.families.openhands import OpenHandsVoice
 from compaction.eval.families.plandex import PlandexVoice
@@ -80,6 +81,7 @@ _VOICES: tuple[type[Voice], ...] = (
     RefactVoice,
     SweKitVoice,
     GptmeVoice,
+    MoatlessVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
