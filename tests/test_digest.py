@@ -2310,3 +2310,11 @@ def test_a_reply_wrapped_as_the_system_is_the_actions_output_not_the_users_words
     assert user_messages(ledger) == ["Make the redelivery run oldest first."]
     text = rendered(ledger)
     assert "`zig build test` → exit 1" in text
+
+
+def test_a_test_run_through_a_tool_of_its_own_is_the_test_status() -> None:
+    # Moatless's `RunTests {test_files}` runs no command line; its summary is the status.
+    run = call("c1", "RunTests", test_files=["src/test/kotlin/TenancySpec.kt"])
+    out = "TenancySpec > sends nothing FAILED\n\nTotal: 59 passed, 1 failed, 0 errors, 0 skipped."
+    text = rendered(extract_ledger([say("user", "Fix it."), run, result("c1", out)]))
+    assert "Total: 59 passed, 1 failed, 0 errors, 0 skipped." in text.split("## Test status")[1]

@@ -1570,3 +1570,13 @@ def test_a_block_opened_by_a_tool_and_a_path_acts_on_that_file(block: str, op: s
     ]
     # A language and a word after it is no file.
     assert tools.actions_in_text("```text sample output\nhello\n```") == ()
+
+
+def test_words_to_the_user_sent_through_a_tool_are_the_assistants_prose() -> None:
+    # Moatless speaks to the user only through `SendMessage {thoughts, message}`.
+    said = "The regression came with 9c2a13d, the switch to the shared client."
+    [action] = tools.actions_of_call("SendMessage", {"thoughts": "Telling them.", "message": said})
+    assert (action.kind, action.text) == ("message", said)
+    # A tool that writes a message into a file is still a file tool.
+    [written] = tools.actions_of_call("write_message", {"path": "notes/m.txt", "message": "x"})
+    assert (written.kind, written.path) == ("file", "notes/m.txt")

@@ -1161,6 +1161,12 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
         if text:
             yield Action("todo", todos=(Todo(text, _status(status)),))
             return
+    if words & _MESSAGE_WORDS and not _fallback_paths(forms):
+        # Words to the user sent through a tool (Moatless's `SendMessage {message}`).
+        said = _first_text(forms, _MESSAGE_FORMS)
+        if said:
+            yield Action("message", text=said)
+            return
     op: FileOp = next((op for op, names in NAME_WORD_OPS if words & names), "read")
     paths = _fallback_paths(forms)
     if paths:
@@ -1190,6 +1196,9 @@ def _listed_todo_changes(words: set[str], arguments: Mapping[str, object]) -> It
 
 
 _TODO_LIST_WORDS = frozenset({"todo", "todos", "task", "tasks", "checklist"})
+#: Words of a tool's name that say it speaks to the user, and where its words are.
+_MESSAGE_WORDS = frozenset({"message", "respond", "reply"})
+_MESSAGE_FORMS = ("message", "text", "content", "response")
 
 
 def _todo_updates(items: list[object]) -> Iterator[Todo]:
