@@ -2318,3 +2318,56 @@ def test_a_test_run_through_a_tool_of_its_own_is_the_test_status() -> None:
     out = "TenancySpec > sends nothing FAILED\n\nTotal: 59 passed, 1 failed, 0 errors, 0 skipped."
     text = rendered(extract_ledger([say("user", "Fix it."), run, result("c1", out)]))
     assert "Total: 59 passed, 1 failed, 0 errors, 0 skipped." in text.split("## Test status")[1]
+
+
+def test_a_to_do_tools_reply_by_id_keeps_the_list() -> None:
+    # gptme's `todo write` block answers each operation on a line of its own, by id.
+    def write(ops: str, reply: str) -> list[Message]:
+        return [
+            say("assistant", f"Updating the list.\n```todo write\n{ops}\n```"),
+            say("user", f"<system>{reply}</system>"),
+        ]
+
+    ledger = extract_ledger(
+        [
+            say("user", "Fix the redelivery."),
+            *write('add "wire the exporter"\nadd "document the TTL"',
+                   "Added todo 1: wire the exporter\nAdded todo 2: document the TTL"),
+            *write('add "mirror the change in the deploy values"',
+                   "Added todo 3: mirror the change in the deploy values"),
+            *write("update 1 completed\nremove 2",
+                   "Updated todo 1 state to: completed\nRemoved todo 2: document the TTL"),
+        ]
+    )  # fmt: skip
+    todos = rendered(ledger).split("## To-dos")[1]
+    assert "- mirror the change in the deploy values" in todos
+    assert "[completed] wire the exporter" in todos
+    assert "- document the TTL" not in todos  # removed: no longer open
+
+
+def test_a_statement_that_also_announces_its_action_is_still_said() -> None:
+    # "X is no good either … Replacing it with Y. I'll print src/Courier.elm." beside the
+    # call that prints it: the last sentence announces the action, the first two do not.
+    # Read as one announcement, the statement was skipped and the subject ended on X.
+    cat = "cat src/Courier.elm"
+    ledger = extract_ledger(
+        [
+            say("user", "Make the partner status live."),
+            say("assistant", "I am switching to a WebSocket port subscription for partner status."),
+            Message(
+                "assistant",
+                (
+                    TextPart(
+                        "A WebSocket port subscription for partner status is no good either, "
+                        "because the proxy drops idle WebSockets. Replacing it with server-sent "
+                        "events through an EventSource port. I'll print src/Courier.elm."
+                    ),
+                    ToolCallPart("c1", "shell", json.dumps({"command": cat})),
+                ),
+            ),
+            result("c1", "module Courier exposing (..)"),
+        ]
+    )
+    said = rendered(ledger).split("## What the assistant said last, by subject")[1]
+    assert "EventSource port" in said
+    assert "I am switching to a WebSocket" not in said

@@ -776,6 +776,33 @@ def todo_id_in_result(name: str, output: str) -> str | None:
     return match.group(1) if match else None
 
 
+# A to-do tool's reply, one line an operation (gptme's `todo write`): "Added todo 6: text",
+# "Updated todo 6 state to: completed", "Removed todo 6: text".
+_TODO_REPLY = re.compile(
+    r"^(?:<\w+>)?(?P<op>Added|Updated|Removed) todo (?P<id>\d+)"
+    r"(?:: (?P<text>.+?)| state to: (?P<state>\w+))"
+    r"(?:</\w+>)?[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def todo_changes_in_reply(output: str) -> tuple[Todo, ...]:
+    """The to-do items a to-do tool's reply says it added, updated or removed, by id (a
+    removed item is cancelled: it will not be done)."""
+    if "todo " not in output:
+        return ()
+    changes = []
+    for match in _TODO_REPLY.finditer(output):
+        op, todo_id = match["op"], match["id"]
+        if op == "Added":
+            changes.append(Todo(match["text"], "pending", todo_id))
+        elif op == "Removed":
+            changes.append(Todo(match["text"], "cancelled", todo_id))
+        elif match["state"]:
+            changes.append(Todo("", _status(match["state"]), todo_id))
+    return tuple(changes)
+
+
 # --- commands -------------------------------------------------------------------------------
 
 _SHELL_WRAPPERS = {"bash", "sh", "zsh", "dash", "powershell", "powershell.exe", "pwsh", "cmd"}

@@ -218,7 +218,7 @@ class Reader:
                 if acts is None:
                     acts = _acts_of(message)
                 answers = self._question if isinstance(part, TextPart) else None
-                if answers is not None and message.tool_calls and _announcing(prose, acts):
+                if answers is not None and message.tool_calls and announces(prose, acts):
                     answers = None  # "Running `git log …`.": the answer comes after it
                 if answers is not None:
                     self._question = None
@@ -268,6 +268,8 @@ class Reader:
 
     def _outcome(self, output: str, *, after_summary: bool = False) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""
+        for todo in tools.todo_changes_in_reply(output):
+            yield TodoChanged(todo)
         if self._pending_edit is not None:
             banner = _FILE_BANNER.search(output)
             path = banner.group(1) if banner else self._open_file
@@ -301,23 +303,22 @@ def telling_tokens(sentence: str) -> tuple[str, ...]:
     return tuple(_TELLING.findall(sentence.lower()))
 
 
-def announces(sentence: str, acts: Sequence[str]) -> bool:
-    """Whether `sentence` names only what its own message then does (`acts`: the commands,
-    paths and patterns of the message's actions, lowercased), as "Next, `make test` in the
-    shell." or "Let me read src/app.py." do beside the call: it says nothing the commands
-    and files sections do not."""
+def announces(text: str, acts: Sequence[str]) -> bool:
+    """Whether every sentence of `text` names only what its own message then does (`acts`:
+    the commands, paths and patterns of the message's actions, lowercased), as "Next, `make
+    test` in the shell." or "Let me read src/app.py." do beside the call: it says nothing
+    the commands and files sections do not. A sentence with no such name says more."""
     if not acts:
         return False
+    said = signals.sentences(text) or (text,)
+    return all(_names_only(sentence, acts) for sentence in said)
+
+
+def _names_only(sentence: str, acts: Sequence[str]) -> bool:
     telling = telling_tokens(sentence)
     return bool(telling) and all(
         any(token.strip("`").rstrip(".,;:") in act for act in acts) for token in telling
     )
-
-
-def _announcing(prose: str, acts: Sequence[str]) -> bool:
-    """Whether every sentence of `prose` announces what its message then does."""
-    said = signals.sentences(prose)
-    return bool(said) and all(announces(sentence, acts) for sentence in said)
 
 
 def _acts_of(message: Message) -> tuple[str, ...]:
@@ -616,11 +617,18 @@ _OUTPUT_SHAPE = re.compile(
 _CODE_IN_PROSE = re.compile(r"<code>.*?(?:</code>|$)|\nCalling tools:\n\[.*$", re.DOTALL)
 
 
+# A fenced block with an info string (```shell, ```save <path>, ```python): code or an
+# action, never the assistant's sentences.
+_TAGGED_BLOCK = re.compile(r"^(`{3,})[ \t]*[\w+.-][^\n`]*\n.*?^\1[ \t]*$\n?", re.M | re.S)
+
+
 def _without_code(text: str) -> str:
-    """The prose of an assistant's text: without a code agent's code, nor a ReAct step's
-    action and the observation after it."""
+    """The prose of an assistant's text: without a code agent's code, tagged code blocks,
+    nor a ReAct step's action and the observation after it."""
     if "<code>" in text:
         text = _CODE_IN_PROSE.sub("", text).strip()
+    if "```" in text:
+        text = _TAGGED_BLOCK.sub("", text).strip()
     step = _react_step(text) if "Action Input:" in text else None
     if step is not None:
         text = text[: step.start].strip()  # the action, its input and what it observed
