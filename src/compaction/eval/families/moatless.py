@@ -660,7 +660,9 @@ class MoatlessVoice(Voice):
 
     def _view(self, path: str, *, filler: bool = False) -> None:
         name = path.rsplit("/", 1)[-1]
-        files = [{"file_path": path, "start_line": None, "end_line": None, "span_ids": []}]
+        files: list[dict[str, object]] = [
+            {"file_path": path, "start_line": None, "end_line": None, "span_ids": []}
+        ]
         code = "\n".join(self._seen[path])
         result = f"{VIEWED}\n{path}\n```\n{code}\n```\n"
         self._call("ViewCode", {"thoughts": self._thoughts("ViewCode", name), "files": files},
@@ -753,7 +755,7 @@ class MoatlessVoice(Voice):
             matched = [p for p, _, text in parsed if text.strip().startswith(f"{function}(")]
             files = len(set(matched[:10]))
             called = lower_camel(function)
-            arguments = {"thoughts": f"Looking for the calls of {called}.",
+            arguments: dict[str, object] = {"thoughts": f"Looking for the calls of {called}.",
                          "file_pattern": "*.kt", "code_snippet": f"{called}("}  # fmt: skip
             self._call("FindCodeSnippet", arguments, f"\nFound no matches in {files} files.",
                        filler=filler)  # fmt: skip
