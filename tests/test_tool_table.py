@@ -1580,3 +1580,15 @@ def test_words_to_the_user_sent_through_a_tool_are_the_assistants_prose() -> Non
     # A tool that writes a message into a file is still a file tool.
     [written] = tools.actions_of_call("write_message", {"path": "notes/m.txt", "message": "x"})
     assert (written.kind, written.path) == ("file", "notes/m.txt")
+
+
+def test_one_tasks_new_state_by_its_id_is_a_to_do_update() -> None:
+    # Moatless's `UpdateTask {task_id, state}` after `CreateTasks {tasks: [{id, content}]}`.
+    [created] = tools.actions_of_call(
+        "CreateTasks", {"tasks": [{"id": "wire-exporter", "content": "wire the exporter"}]}
+    )
+    assert created.todos == (Todo("wire the exporter", "pending", "wire-exporter"),)
+    [updated] = tools.actions_of_call(
+        "UpdateTask", {"thoughts": "Done.", "task_id": "wire-exporter", "state": "completed"}
+    )
+    assert (updated.kind, updated.todos) == ("todo", (Todo("", "completed", "wire-exporter"),))

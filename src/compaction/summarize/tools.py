@@ -1181,12 +1181,16 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
     if changed:
         yield Action("todo", todos=changed)
         return
-    status = forms.get("status")
+    status = forms.get("status", forms.get("state"))
     if isinstance(status, str) and status.strip().lower() in _STATUS:
-        # One task's new state (`{task, status}`), the item named by its text.
+        # One task's new state (`{task, status}`), the item named by its text or by its id
+        # (Moatless's `UpdateTask {task_id, state}`).
         text = _first_text(forms, ("task", "title", "content", "subject", "step", "todo"))
-        if text:
-            yield Action("todo", todos=(Todo(text, _status(status)),))
+        todo_id = next(
+            (i for k in _FALLBACK_TODO_IDS if (i := _id_text(forms.get(_key_form(k))))), None
+        )
+        if text or todo_id:
+            yield Action("todo", todos=(Todo(text or "", _status(status), todo_id),))
             return
     if words & _MESSAGE_WORDS and not _fallback_paths(forms):
         # Words to the user sent through a tool (Moatless's `SendMessage {message}`).
