@@ -2371,3 +2371,22 @@ def test_a_statement_that_also_announces_its_action_is_still_said() -> None:
     said = rendered(ledger).split("## What the assistant said last, by subject")[1]
     assert "EventSource port" in said
     assert "I am switching to a WebSocket" not in said
+
+
+def test_a_subject_said_again_in_its_own_words_ends_on_the_newer_statement() -> None:
+    # "X has the arena chunk size at 2048 KiB now. Opening y." then "X has the arena chunk
+    # size at 512 KiB now.": the second adds no word of its own to the subject (its value
+    # is no word), and was a subject of its own; a later status naming the subject took
+    # it over, and the subject ended on 2048 KiB.
+    ledger = extract_ledger(
+        [
+            say("user", "Tune the arena."),
+            say("assistant", "Set: `src/settings.zig` has the arena chunk size at 2048 KiB now. "
+                "Opening `invoice_depot.zig`."),
+            say("assistant", "Set: `src/settings.zig` has the arena chunk size at 512 KiB now."),
+            say("assistant", "Where things stand: the todo in progress is to document the arena "
+                "chunk size setting in the README; the other items are completed."),
+        ]
+    )  # fmt: skip
+    latest = [thread.latest for thread in ledger.state("subjects").threads]
+    assert latest and not any("2048 KiB" in statement for statement in latest)

@@ -952,8 +952,10 @@ def _subject_words(text: str) -> frozenset[str]:
 
 def _says_more(shared: int, words: int) -> bool:
     """The rule, without cues: a statement of `words` subject words, `shared` of them with a
-    subject, names it (two of its words) and says something new of it (two of its own)."""
-    return shared >= 2 and words - shared >= 2
+    subject, names it (two of its words) and says something new of it (two of its own), or
+    says it again in no words of its own (a setting restated with its new value: the words
+    are the subject's, the value none)."""
+    return shared >= 2 and (words - shared >= 2 or shared == words)
 
 
 #: The decisions a message's uncued sentences are compared with (the standing ones among
