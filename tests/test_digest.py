@@ -2390,3 +2390,21 @@ def test_a_subject_said_again_in_its_own_words_ends_on_the_newer_statement() -> 
     )  # fmt: skip
     latest = [thread.latest for thread in ledger.state("subjects").threads]
     assert latest and not any("2048 KiB" in statement for statement in latest)
+
+
+def test_a_question_after_a_decision_leaves_the_decision_said() -> None:
+    # A short message is one statement; one ending in a question was no statement at all,
+    # and the plan it replaced stayed the subject's last word.
+    ledger = extract_ledger(
+        [
+            say("user", "Keep parked envelopes across restarts."),
+            say("assistant", "A priority queue won't do. I'll use a memory-mapped append-only "
+                "journal file instead."),
+            say("assistant", "A memory-mapped append-only journal file has its own problem: "
+                "compaction needs a second writer. Going with a SQLite table behind the "
+                "zig-sqlite binding. Where is `invoice` used?"),
+        ]
+    )  # fmt: skip
+    latest = [thread.latest for thread in ledger.state("subjects").threads]
+    assert any("SQLite table" in statement for statement in latest)
+    assert not any("I'll use a memory-mapped" in statement for statement in latest)

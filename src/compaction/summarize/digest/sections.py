@@ -1411,8 +1411,14 @@ def _statements(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """The statements of an assistant's prose with their subject words: a short message
     whole (its sentences lean on each other: "X runs aground too. The queue lands on Y
     instead."), a long one by sentence. Words are read per sentence (shared with the other
-    sections' readers of the same sentences)."""
+    sections' readers of the same sentences). A question states nothing: a message's
+    questions are left out of its statement (a decision ending in "Where is X used?" was
+    dropped whole)."""
     said = signals.sentences(text)
+    asked = [s for s in said if s.rstrip().endswith("?")]
+    if asked and len(asked) < len(said):
+        said = tuple(s for s in said if not s.rstrip().endswith("?"))
+        text = " ".join(said)
     text = signals.without_headings(text)
     prose = " ".join(text.split()) if len(text) <= 2 * _STATEMENT_CHARS else text
     if len(prose) <= _STATEMENT_CHARS:
