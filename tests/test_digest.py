@@ -2408,3 +2408,27 @@ def test_a_question_after_a_decision_leaves_the_decision_said() -> None:
     latest = [thread.latest for thread in ledger.state("subjects").threads]
     assert any("SQLite table" in statement for statement in latest)
     assert not any("I'll use a memory-mapped" in statement for statement in latest)
+
+
+def test_a_turn_that_only_lets_the_agent_go_on_gives_its_room_first() -> None:
+    # "OK, keep going." holds no fact: in a tight room it goes before a file or a command.
+    ledger = extract_ledger(
+        [
+            say("user", "Fix the scheduler's retries."),
+            call("c1", "read_file", path="src/main/kotlin/Scheduler.kt"),
+            result("c1", "class Scheduler"),
+            *(say("user", text) for text in ("OK, keep going.", "Sounds right. Continue.",
+                                             "Fine, go on.", "Yes, carry on with that.")),
+        ]
+    )  # fmt: skip
+    assert "Fine, go on." in rendered(ledger)  # verbatim when there is room
+    lines = render(ledger, sum(len(line) + 1 for line in render(ledger)) - 20)
+    assert any("Scheduler.kt" in line for line in lines)
+    assert "- Fix the scheduler's retries." in lines
+    acks = (
+        "OK, keep going.",
+        "Sounds right. Continue.",
+        "Fine, go on.",
+        "Yes, carry on with that.",
+    )
+    assert sum(f"- {ack}" in lines for ack in acks) < len(acks)

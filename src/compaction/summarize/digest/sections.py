@@ -137,6 +137,23 @@ def bounded_user_text(text: str, limit: int) -> str:
     return f"{head} […{elided} chars elided…] {tail}"
 
 
+#: Words a user says only to let the agent go on ("OK, keep going.", "Yes, carry on.").
+_GO_ON_WORDS = frozenset(
+    "ok okay yes yep yeah sure fine good great nice perfect right alright all sounds looks "
+    "seems go goes going on ahead keep carry continue proceed please thanks thank you so far "
+    "that this it with do the rest now and lgtm next working".split()
+)
+#: The tier of a user's turn that only lets the agent go on: kept after every fact.
+_ACKNOWLEDGED = 4
+
+
+def _acknowledges(text: str) -> bool:
+    """Whether the user's message only lets the agent go on: a few words, all of them
+    `_GO_ON_WORDS`."""
+    words = re.findall(r"[a-z']+|\S", text.lower())
+    return 0 < len(words) <= 12 and all(w in _GO_ON_WORDS or not w.isalpha() for w in words)
+
+
 def _instructs(text: str) -> bool:
     """Whether the user's message reads as an instruction to keep: short, or stating a
     constraint in a sentence. A long paste (code, a log, a file) with neither can give room
@@ -213,7 +230,8 @@ class UserWords(Section[UserWordsState]):
             )
             forms = _distinct((*wrapped, *shorter))
             padded = len(wrapped) if own != text and len(forms) > len(wrapped) else 0
-            out.append(Item(0 if _instructs(text) else 2, seq, forms, padded))
+            tier = _ACKNOWLEDGED if _acknowledges(text) else 0 if _instructs(text) else 2
+            out.append(Item(tier, seq, forms, padded))
         return out
 
     @staticmethod
