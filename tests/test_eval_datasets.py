@@ -944,3 +944,25 @@ def test_a_tool_named_for_running_commands_runs_its_command() -> None:
     )
     probes = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
     assert ("file_deleted", "src/Legacy.hs") in probes
+
+
+def test_a_tool_block_the_system_answers_is_an_action() -> None:
+    # gptme writes its tools as fenced blocks and answers them in a `<system>` user turn.
+    conversation = Conversation(
+        [
+            Message.text_message("user", "Drop the legacy module, then save the new one."),
+            Message.text_message("assistant", "Removing it.\n```shell\ngit rm src/legacy.zig\n```"),
+            Message.text_message("user", "<system>Ran command: `git rm src/legacy.zig`</system>"),
+            Message.text_message(
+                "assistant", "Writing it.\n```save /home/dev/t/src/outbox.zig\nconst a = 1;\n```"
+            ),
+            Message.text_message("user", "<system>Saved to /home/dev/t/src/outbox.zig</system>"),
+            Message.text_message("assistant", "Done.\n```shell\nrm -rf build\n```"),
+            Message.text_message("user", "Don't run that."),
+        ]
+    )
+    probes = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert ("file_deleted", "src/legacy.zig") in probes
+    assert any(c == "file_created" and p.endswith("src/outbox.zig") for c, p in probes)
+    # A block the user answered, not the system, did not run.
+    assert not any("rm -rf build" in p for _, p in probes)

@@ -1412,23 +1412,7 @@ def test_a_new_familys_wording_is_its_own(family: str) -> None:
     assert mine and not mine & theirs
 
 
-#: Families whose planted files the ruler's extraction does not yet read all of, and why.
-_RULER_GAPS = {
-    "gptme-style": "the ruler reads no tool block written in the assistant's text: gptme's "
-    "default markdown tool format (```patch <path>, ```save <path>, ```shell with `git rm`) "
-    "makes no provider tool call, so no file it modified, created or deleted is extracted",
-}
-
-
-@pytest.mark.parametrize(
-    "family",
-    [
-        pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=_RULER_GAPS[f]))
-        if f in _RULER_GAPS
-        else f
-        for f in FAMILIES
-    ],
-)
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_rulers_own_extraction_finds_the_planted_files(family: str) -> None:
     # Two independent readings agree: the files the story planted are the ones the ruler's
     # extraction rules read off the raw session.

@@ -719,6 +719,7 @@ def _actions(conversation: Conversation) -> list[_Action]:
                 actions += _code_actions(i, message, following, open_file, cwd)
                 actions += _react_actions(i, message, open_file, cwd)
                 actions += _executed_blocks(i, message, following, open_file, cwd)
+                actions += _answered_block(i, message, following, open_file, cwd)
             if not calls and action is not None:
                 observed = following is not None and following.role in ("user", "tool")
                 output = message_text(following) if observed and following else None
@@ -861,6 +862,37 @@ def _executed_blocks(
                 _Action(index, "execute", arguments, "", answer, index + 1, False, open_file, cwd)
             )
     return found
+
+
+#: A fenced block whose info string names a tool, and the file it acts on (gptme's
+#: ```save <path>, ```patch <path>; ```shell names no file): the message's last block.
+_TOOL_BLOCK = re.compile(r"```([\w-]+)(?:[ \t]+(\S+))?[ \t]*\n(.*?)\n```[ \t]*\Z", re.DOTALL)
+
+
+def _answered_block(
+    index: int,
+    message: Message,
+    following: Message | None,
+    open_file: str | None,
+    cwd: str | None,
+) -> list[_Action]:
+    """The tool block an assistant message ends on, when the next message is the tool's
+    answer wrapped as the system's (gptme: `<system>…</system>` in a user turn): a call of
+    the block's tool, a shell block's code its command, a named file its path."""
+    answer = message_text(following) if following is not None else ""
+    if following is None or following.role != "user" or not answer.lstrip().startswith("<system>"):
+        return []
+    block = _TOOL_BLOCK.search(message_text(message).rstrip())
+    if block is None:
+        return []
+    tool, path, body = block.group(1).lower(), block.group(2), block.group(3)
+    if tool in _SHELL_LANGUAGES:
+        arguments: dict[str, Any] = {"command": body.strip()}
+    elif path:
+        arguments = {"path": path}
+    else:
+        return []
+    return [_Action(index, tool, arguments, "", answer, index + 1, False, open_file, cwd)]
 
 
 _SEARCH = "<<<<<<< SEARCH"

@@ -138,11 +138,13 @@ def bounded_user_text(text: str, limit: int) -> str:
 
 
 #: Words a user says only to let the agent go on ("OK, keep going.", "Yes, carry on.").
-_GO_ON_WORDS = frozenset(
-    "ok okay yes yep yeah sure fine good great nice perfect right alright all sounds looks "
-    "seems go goes going on ahead keep carry continue proceed please thanks thank you so far "
-    "that this it with do the rest now and lgtm next working".split()
-)
+_GO_ON_WORDS = frozenset({
+    "ok", "okay", "yes", "yep", "yeah", "sure", "fine", "good", "great", "nice", "perfect",
+    "right", "alright", "all", "sounds", "looks", "seems", "go", "goes", "going", "on",
+    "ahead", "keep", "carry", "continue", "proceed", "please", "thanks", "thank", "you",
+    "so", "far", "that", "this", "it", "with", "do", "the", "rest", "now", "and", "lgtm",
+    "next", "working",
+})  # fmt: skip
 #: The tier of a user's turn that only lets the agent go on: kept after every fact.
 _ACKNOWLEDGED = 4
 
