@@ -1575,30 +1575,6 @@ def test_warp_style_answers_with_its_protocols_result_messages() -> None:
         assert session.conversation.messages[-1].role == "assistant"
 
 
-def test_warp_style_is_measured_as_anthropic_messages_too() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    try:
-        import bench_realdata
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("bench_realdata", None)
-    assert "warp-style" in bench_realdata.ANTHROPIC_FAMILIES
-    for session in sessions("warp-style"):
-        payload = ANTHROPIC.encode(session.conversation)
-        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
-                  for b in m["content"]]  # fmt: skip
-        uses = [b for b in blocks if b["type"] == "tool_use"]
-        answered = [b for b in blocks if b["type"] == "tool_result"]
-        calls = [c for m in session.conversation.messages for c in m.tool_calls]
-        assert len(uses) == len(answered) == len(calls)
-        assert [b["name"] for b in uses] == [c.name for c in calls]
-        assert {b["tool_use_id"] for b in answered} == {b["id"] for b in uses}
-        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
-
-
 def test_plandex_style_speaks_its_own_tools() -> None:
     mine = _shapes("plandex-style")
     assert set(mine) == {
@@ -2005,30 +1981,6 @@ def test_augment_style_speaks_sbt_and_munit() -> None:
         assert session.conversation.messages[-1].role == "assistant"
 
 
-def test_augment_style_is_measured_as_anthropic_messages_too() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    try:
-        import bench_realdata
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("bench_realdata", None)
-    assert "augment-style" in bench_realdata.ANTHROPIC_FAMILIES
-    for session in sessions("augment-style"):
-        payload = ANTHROPIC.encode(session.conversation)
-        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
-                  for b in m["content"]]  # fmt: skip
-        uses = [b for b in blocks if b["type"] == "tool_use"]
-        answered = [b for b in blocks if b["type"] == "tool_result"]
-        calls = [c for m in session.conversation.messages for c in m.tool_calls]
-        assert len(uses) == len(answered) == len(calls)
-        assert [b["name"] for b in uses] == [c.name for c in calls]
-        assert {b["tool_use_id"] for b in answered} == {b["id"] for b in uses}
-        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
-
-
 def test_the_ruler_reads_code_an_execute_tool_runs() -> None:
     # Open Interpreter's one function, `execute` {language, code}: shell code is a command
     # the agent ran, and Python code changes the files its open/pathlib/os/shutil calls name.
@@ -2168,18 +2120,7 @@ def test_open_interpreter_style_speaks_busted_luacheck_and_lua() -> None:
 
 
 def test_open_interpreter_style_is_measured_as_anthropic_messages_too() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    try:
-        import bench_realdata
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("bench_realdata", None)
-    assert "open-interpreter-style" in bench_realdata.ANTHROPIC_FAMILIES
-    for session in sessions("open-interpreter-style"):
-        payload = ANTHROPIC.encode(session.conversation)
+    for _session, payload in _as_anthropic("open-interpreter-style"):
         blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
                   for b in m["content"]]  # fmt: skip
         uses = [b for b in blocks if b["type"] == "tool_use"]
@@ -2935,18 +2876,7 @@ def test_roo_style_speaks_rebar3_eunit_ct_and_dialyzer() -> None:
 
 
 def test_roo_style_is_measured_as_anthropic_messages_too() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    try:
-        import bench_realdata
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("bench_realdata", None)
-    assert "roo-style" in bench_realdata.ANTHROPIC_FAMILIES
-    for session in sessions("roo-style"):
-        payload = ANTHROPIC.encode(session.conversation)
+    for session, payload in _as_anthropic("roo-style"):
         calls = [c for m in session.conversation.messages for c in m.tool_calls]
         uses = [b for m in payload["messages"] if isinstance(m["content"], list)
                 for b in m["content"] if b["type"] == "tool_use"]  # fmt: skip
@@ -3316,26 +3246,6 @@ def test_void_style_speaks_dotnet_expecto_fantomas_and_benchmarkdotnet() -> None
         assert re.search(rf"^\| OneBatch \| +{re.escape(figure)} \u03bcs \|", table, re.M)
 
 
-def test_void_style_is_measured_as_anthropic_messages_too() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    try:
-        import bench_realdata
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("bench_realdata", None)
-    assert "void-style" in bench_realdata.ANTHROPIC_FAMILIES
-    for session in sessions("void-style"):
-        payload = ANTHROPIC.encode(session.conversation)
-        uses = [b for m in payload["messages"] if isinstance(m["content"], list)
-                for b in m["content"] if b["type"] == "tool_use"]  # fmt: skip
-        calls = [c for m in session.conversation.messages for c in m.tool_calls]
-        assert [b["name"] for b in uses] == [c.name for c in calls]
-        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
-
-
 def test_refact_style_speaks_refacts_builtin_tools() -> None:
     from compaction.eval.families.refact import ROOT, TESTS_FILTER
 
@@ -3446,26 +3356,6 @@ def test_refact_style_speaks_dart_analyze_test_format_pub_and_benchmark_harness(
         [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
         [bench] = runs[BENCH]
         assert re.match(rf"FlushOneBatch\(RunTime\): {re.escape(figure)}\d+ us\.\n", bench)
-
-
-def test_refact_style_is_measured_as_anthropic_messages_too() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    try:
-        import bench_realdata
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("bench_realdata", None)
-    assert "refact-style" in bench_realdata.ANTHROPIC_FAMILIES
-    for session in sessions("refact-style"):
-        payload = ANTHROPIC.encode(session.conversation)
-        uses = [b for m in payload["messages"] if isinstance(m["content"], list)
-                for b in m["content"] if b["type"] == "tool_use"]  # fmt: skip
-        calls = [c for m in session.conversation.messages for c in m.tool_calls]
-        assert [b["name"] for b in uses] == [c.name for c in calls]
-        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
 
 
 def test_swekit_style_speaks_composios_filetool_and_shelltool() -> None:
@@ -3720,20 +3610,9 @@ def test_gptme_style_speaks_zig_build_test_fmt_and_bench() -> None:
 
 
 def test_gptme_style_is_measured_as_anthropic_messages_too() -> None:
-    import sys
-    from pathlib import Path
-
     from compaction.eval.families.gptme import SYSTEM_OPEN
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    try:
-        import bench_realdata
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("bench_realdata", None)
-    assert "gptme-style" in bench_realdata.ANTHROPIC_FAMILIES
-    for session in sessions("gptme-style"):
-        payload = ANTHROPIC.encode(session.conversation)
+    for session, payload in _as_anthropic("gptme-style"):
         # As gptme sends it to Claude: one system prompt, then user and assistant strictly
         # alternating, tool output in `<system>` user turns, no tool_use blocks.
         assert isinstance(payload["system"], str) and payload["system"].startswith(
@@ -3746,4 +3625,34 @@ def test_gptme_style_is_measured_as_anthropic_messages_too() -> None:
         assert all(b["type"] == "text" for b in blocks)
         outputs = [m for m in session.conversation.messages if m.text.startswith(SYSTEM_OPEN)]
         assert outputs and all(m.role == "user" for m in outputs)
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+def _as_anthropic(family: str) -> list[tuple[EvalSession, dict[str, Any]]]:
+    """The family's sessions and their Anthropic Messages payloads; the bench measures the
+    family in that dialect too (`bench_realdata.ANTHROPIC_FAMILIES`)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_realdata
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("bench_realdata", None)
+    assert family in bench_realdata.ANTHROPIC_FAMILIES
+    return [(session, ANTHROPIC.encode(session.conversation)) for session in sessions(family)]
+
+
+@pytest.mark.parametrize("family", ["warp-style", "augment-style", "void-style", "refact-style"])
+def test_tool_calls_are_tool_use_blocks_in_anthropic_messages(family: str) -> None:
+    for session, payload in _as_anthropic(family):
+        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        uses = [b for b in blocks if b["type"] == "tool_use"]
+        answered = [b for b in blocks if b["type"] == "tool_result"]
+        calls = [c for m in session.conversation.messages for c in m.tool_calls]
+        assert len(uses) == len(answered) == len(calls)
+        assert [b["name"] for b in uses] == [c.name for c in calls]
+        assert {b["tool_use_id"] for b in answered} == {b["id"] for b in uses}
         assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
