@@ -2432,3 +2432,19 @@ def test_a_turn_that_only_lets_the_agent_go_on_gives_its_room_first() -> None:
         "Yes, carry on with that.",
     )
     assert sum(f"- {ack}" in lines for ack in acks) < len(acks)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "decides"),
+    [
+        ("I'll stick to that in everything I change.", False),
+        ("Understood, I will keep to it from here on.", False),
+        ("I'll stick to that approach instead of the cron job.", True),
+        ("Going with a SQLite table behind the binding.", True),
+    ],
+)
+def test_a_rule_acknowledged_is_no_decision(sentence: str, decides: bool) -> None:
+    # "I'll stick to that" answers a rule the user set: it decides nothing, and took a
+    # line of the standing decisions.
+    [(_, _todo, _done, decision, _note)] = signals.prose_signals(sentence)
+    assert decision is decides

@@ -956,7 +956,11 @@ def is_decision(sentence: str) -> bool:
 
 
 # An acknowledgement, not a decision: "Sure, I will keep that in mind."
-_ACKNOWLEDGED = cue(r"\bkeep\s+(?:that|this|it|those)\s+in\s+mind\b")
+# A rule the user set, acknowledged: no plan of the assistant's ("I'll stick to that").
+_ACKNOWLEDGED = cue(
+    r"\bkeep\s+(?:that|this|it|those)\s+in\s+mind\b"
+    r"|\b(?:stick|keep|hold)\s+to\s+(?:that|this|it|those)\b(?![\w\s]*\b(?:instead|rather)\b)"
+)
 
 
 def _is_decision(lowered: str) -> bool:
