@@ -146,7 +146,7 @@ _GO_ON_WORDS = frozenset({
     "next", "working",
 })  # fmt: skip
 #: The tier of a user's turn that only lets the agent go on: kept after every fact.
-_ACKNOWLEDGED = 4
+_GO_ON_TIER = 4
 
 
 def _acknowledges(text: str) -> bool:
@@ -232,7 +232,7 @@ class UserWords(Section[UserWordsState]):
             )
             forms = _distinct((*wrapped, *shorter))
             padded = len(wrapped) if own != text and len(forms) > len(wrapped) else 0
-            tier = _ACKNOWLEDGED if _acknowledges(text) else 0 if _instructs(text) else 2
+            tier = _GO_ON_TIER if _acknowledges(text) else 0 if _instructs(text) else 2
             out.append(Item(tier, seq, forms, padded))
         return out
 
