@@ -955,8 +955,8 @@ def is_decision(sentence: str) -> bool:
     return _is_decision(sentence.lower())
 
 
-# An acknowledgement, not a decision: "Sure, I will keep that in mind."
-# A rule the user set, acknowledged: no plan of the assistant's ("I'll stick to that").
+# An acknowledgement, not a decision: "Sure, I will keep that in mind.", "I'll stick to that"
+# (a rule the user set, acknowledged: no plan of the assistant's).
 _ACKNOWLEDGED = cue(
     r"\bkeep\s+(?:that|this|it|those)\s+in\s+mind\b"
     r"|\b(?:stick|keep|hold)\s+to\s+(?:that|this|it|those)\b(?![\w\s]*\b(?:instead|rather)\b)"

@@ -657,6 +657,15 @@ def is_command_tool(name: str) -> bool:
     return bool(name_words(name) & _SHELL_WORDS)
 
 
+def is_test_tool(name: str) -> bool:
+    """Whether a tool's name says it runs tests (Moatless's `RunTests`): its outcome is a test
+    run's, as a command's is."""
+    return bool(name_words(name) & _TEST_WORDS)
+
+
+_TEST_WORDS = frozenset({"test", "tests", "spec", "specs"})
+
+
 def _row_for(name: str) -> ToolMeaning | None:
     row = _BY_NAME.get(name)
     if row is not None:

@@ -534,16 +534,13 @@ def _read_result(
             if path:
                 yield FileTouched(_clean_path(path), action.op)
     source = f"{call.name}({_short_arguments(call.parsed_arguments() or {})})"
-    if tests and signals.name_words(call.name) & _TEST_WORDS:
+    if tests and tools.is_test_tool(call.name):
         # A test run through a tool of its own (Moatless's `RunTests`): its outcome is the
         # test status, as a command's is. (A summary another tool reports, a subagent's,
         # may be any run's.)
         yield CommandRan(source, outcome, errors, tests)
         return
     yield ToolFinished(source, outcome == "ok", errors)
-
-
-_TEST_WORDS = frozenset({"test", "tests", "spec", "specs"})
 
 
 def _short_arguments(arguments: dict[str, object]) -> str:
