@@ -14,6 +14,7 @@ from functools import partial
 from typing import Final
 
 from compaction.eval.families._base import ProbeLeakError, Voice
+from compaction.eval.families.acr import AcrVoice
 from compaction.eval.families.amp import AmpVoice
 from compaction.eval.families.augment import AugmentVoice
 from compaction.eval.families.autogen import AutoGenVoice
@@ -82,6 +83,7 @@ _VOICES: tuple[type[Voice], ...] = (
     SweKitVoice,
     GptmeVoice,
     MoatlessVoice,
+    AcrVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
