@@ -125,6 +125,17 @@ def test_facts_without_a_superseded_form_are_never_mutated() -> None:
     assert mutated_facts(score([two_probes], "alpha only")) == []
 
 
+def test_a_probe_of_several_lines_is_kept_when_each_line_is_kept() -> None:
+    # A summary may rejoin a tool's lines ("Passed: 52, Failed: 1"); each line must survive.
+    counts = Fact("t", "test_status", "t", ("Passed:   52\nFailed:   1",), "late", False, True,
+                  stale=("Passed:   50\nFailed:   3",))  # fmt: skip
+    assert score([counts], "tests: Passed:   52, Failed:   1").overall.kept == 1
+    assert score([counts], "tests: Passed:   52, Failed:   2").overall.kept == 0
+    shown = score([counts], "tests: Passed:   50, Failed:   3")
+    assert shown.overall.kept == 0 and [f.id for f in shown.stale_as_current] == ["t"]
+    assert score([counts], "Passed:   50, Failed:   1").stale_as_current == []
+
+
 # --- validity, size, determinism -----------------------------------------------------------
 
 

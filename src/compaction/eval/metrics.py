@@ -38,7 +38,7 @@ from compaction.compactor import Compactor, Receipt
 from compaction.dialects import ANTHROPIC, OPENAI, get_dialect
 from compaction.dialects.base import Dialect, Violation
 from compaction.eval.datasets import message_text
-from compaction.eval.probes import Fact, Rate, Score, score, text_of_payload
+from compaction.eval.probes import Fact, Rate, Score, score, shows, text_of_payload
 from compaction.exceptions import CompactionError
 from compaction.messages import Conversation, Message, SummaryPart
 
@@ -399,7 +399,7 @@ def restated_stale(facts: Sequence[Fact], before: Conversation, after: Conversat
         subject = probes[0] if len(probes) > 1 else None
         stales = [s.casefold() for s in fact.stale]
         for lines, later in added:
-            if all(p in later for p in probes):
+            if all(shows(p, later) for p in probes):
                 continue
             if any(_restates(line, probes, subject, stales, original) for line in lines):
                 found.append(fact)
@@ -410,9 +410,11 @@ def restated_stale(facts: Sequence[Fact], before: Conversation, after: Conversat
 def _restates(
     line: str, probes: Sequence[str], subject: str | None, stales: Sequence[str], original: str
 ) -> bool:
-    if not any(s in line for s in stales) or all(p in line for p in probes):
+    if not any(shows(s, line) for s in stales) or all(shows(p, line) for p in probes):
         return False
-    if subject is not None and (subject not in line or any(p in line for p in probes[1:])):
+    if subject is not None and (
+        not shows(subject, line) or any(shows(p, line) for p in probes[1:])
+    ):
         return False
     return not _quotes_session(line, original)
 

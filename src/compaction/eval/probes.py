@@ -75,8 +75,10 @@ CUE_WORDS: tuple[str, ...] = ("TODO:", "Decision:", "Constraint:", "NOTE:")
 class Fact:
     """One planted fact and the probe that proves it survived.
 
-    `probe` substrings must all appear (case-insensitively) for the fact to count as kept.
-    `stale` holds superseded forms (an old value, an abandoned decision) that must not be
+    `probe` substrings must all appear (case-insensitively) for the fact to count as kept;
+    a probe of several lines is several substrings, one per line (a summary may rejoin a
+    tool's lines: `Passed: 52` / `Failed: 1` as "Passed: 52, Failed: 1"). `stale` holds
+    superseded forms (an old value, an abandoned decision) that must not be
     presented as current. `required` is false for facts whose loss is harmless — an error
     that was fixed later, a to-do that was done — they are scored but kept out of the rates.
     `planted_in` lists the indices of the messages that carry the current form.
@@ -151,12 +153,23 @@ class Score:
         return [r.fact for r in self.results if r.stale_as_current]
 
 
+def needles(form: str) -> tuple[str, ...]:
+    """The substrings that show `form` (a probe or a stale form): its lines, case-folded and
+    stripped, without empty ones."""
+    return tuple(line for line in (x.strip() for x in form.casefold().split("\n")) if line)
+
+
+def shows(form: str, folded: str) -> bool:
+    """Whether case-folded `folded` holds every line of `form`."""
+    return all(n in folded for n in needles(form))
+
+
 def check_fact(fact: Fact, text: str) -> FactResult:
     """Score one fact against `text`."""
     folded = text.casefold()
-    missing = tuple(p for p in fact.probe if p.casefold() not in folded)
+    missing = tuple(p for p in fact.probe if not shows(p, folded))
     survived = not missing
-    stale_shown = any(s.casefold() in folded for s in fact.stale)
+    stale_shown = any(shows(s, folded) for s in fact.stale)
     return FactResult(
         fact=fact,
         survived=survived,
