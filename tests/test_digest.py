@@ -499,6 +499,14 @@ def test_a_marked_failed_test_line_names_the_test(line: str, name: str) -> None:
             "Result: FAIL",
             "retries a timed-out delivery",
         ),
+        # clojure.test's reporter: the test's var in brackets, then where it failed.
+        (
+            "Testing ferry.queue-test\n\nFAIL in (retries-timed-out-delivery) "
+            "(queue_test.clj:31)\nretries a timed-out delivery three times\n"
+            "expected: (= 3 (attempts r))\n  actual: (not (= 3 2))\n\n"
+            "Ran 12 tests containing 43 assertions.\n1 failures, 0 errors.",
+            "retries-timed-out-delivery",
+        ),
     ],
 )
 def test_failed_tests_named_around_their_location_are_read(out: str, name: str) -> None:

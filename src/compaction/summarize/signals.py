@@ -480,6 +480,8 @@ _FAILED_TEST = re.compile(
     r"|── (?:Failure|Error) \((?P<at>[^)\n]+)\): (?P<test>[^\n]{3,160}?) ─+"
     # Test::More's diagnostics (TAP, under prove): the name quoted, then where it failed.
     r"|#\s+Failed test '(?P<tap>[^'\n]{3,160})'\n#\s+at (?P<tap_at>\S+ line \d+)\."
+    # clojure.test's reporter: `FAIL in (retries-test) (queue_test.clj:31)`.
+    r"|(?:FAIL|ERROR) in \([^()\n]{1,160}\) \([^()\n]{1,200}\)"
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
