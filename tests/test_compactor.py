@@ -583,6 +583,37 @@ def test_outputs_an_agent_writes_into_text_are_masked_like_tool_results(
     assert "`cat logs/w_0.log` → ok" in digest
 
 
+def test_a_to_do_tools_reply_by_id_is_state_and_never_masked() -> None:
+    # gptme's `todo write` answers by id ("Added todo 1: …"): the ids are how later writes
+    # change the list ("update 1 completed"). Masked, the list read back lost every item.
+    added = "\n".join(f"Added todo {k}: {task} the parked envelopes of every tenant" for k, task
+                      in enumerate(("replay", "document", "expire", "count", "sort", "sign"), 1))  # fmt: skip
+    messages = [
+        say("system", "You are a coding agent."),
+        say("user", "Fix the redelivery."),
+        say("assistant", 'Updating the todo list:\n```todo write\nadd "replay the parked envelopes"\n```'),
+        say("user", f"<system>{added}</system>"),
+        say("assistant", "Reading the log.\n```shell\ncat logs/relay.log\n```"),
+        say("user", "<system>" + "relay: parked envelope 17 due\n" * 40 + "</system>"),
+        say("assistant", "Updating the todo list:\n```todo write\nupdate 1 completed\n```"),
+        say("user", "<system>Updated todo 1 state to: completed</system>"),
+        say("assistant", "Done with the replay."),
+        say("user", "Go on."),
+    ]
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(),), keep_recent_n=0))
+    result = compactor.compact(Conversation(tuple(messages)), max_tokens=1)
+    after = result.conversation.messages
+    assert after[3] == messages[3]  # the reply by id stays
+    assert MASK_PREFIX in after[5].text  # the log is masked
+    todos = rendered_todos(after)
+    assert "[completed] replay the parked envelopes" in todos
+    assert "- expire the parked envelopes" in todos
+
+
+def rendered_todos(messages: tuple[Message, ...]) -> str:
+    return "\n".join(render(extract_ledger(messages))).split("## To-dos")[1].split("\n## ")[0]
+
+
 def test_words_a_user_writes_are_never_masked_whatever_their_length() -> None:
     words = "Output: the service must keep running while you look; " * 40
     messages = [

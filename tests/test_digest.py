@@ -2332,10 +2332,14 @@ def test_a_to_do_tools_reply_by_id_keeps_the_list() -> None:
     # gptme's `todo write` block answers each operation on a line of its own, by id.
     def write(ops: str, reply: str) -> list[Message]:
         return [
-            say("assistant", f"Updating the list.\n```todo write\n{ops}\n```"),
+            say("assistant", f"Updating the todo list:\n```todo write\n{ops}\n```"),
             say("user", f"<system>{reply}</system>"),
         ]
 
+    # The sentence that leads into the block names the list; it is no to-do of its own.
+    assert not signals.is_todo("Updating the todo list:")
+    assert not signals.is_todo("Keeping track of this in the to-do list:")
+    assert signals.is_todo("TODO: list the parked envelopes")
     ledger = extract_ledger(
         [
             say("user", "Fix the redelivery."),
@@ -2351,6 +2355,7 @@ def test_a_to_do_tools_reply_by_id_keeps_the_list() -> None:
     assert "- mirror the change in the deploy values" in todos
     assert "[completed] wire the exporter" in todos
     assert "- document the TTL" not in todos  # removed: no longer open
+    assert "Updating the todo list" not in todos
 
 
 def test_a_statement_that_also_announces_its_action_is_still_said() -> None:

@@ -43,7 +43,7 @@ from compaction.summarize.digest.events import (
     outcome_of_result,
     output_in_text,
 )
-from compaction.summarize.tools import actions_in_text, react_step
+from compaction.summarize.tools import actions_in_text, react_step, todo_changes_in_reply
 
 
 class MaskStrategy(BaseModel):
@@ -140,6 +140,9 @@ class MaskStrategy(BaseModel):
             earlier = read_placeholder(text)
             return earlier is not None and bool(earlier.excerpt)
         has_image = any(isinstance(p, ImagePart) for p in content)
+        if todo_changes_in_reply(text):
+            # A to-do tool's reply by id is the list's state: later changes name its ids.
+            return False
         return has_image or len(text) >= self.min_chars
 
     def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:

@@ -866,7 +866,8 @@ _NAVIGATION = cue(
     r"examine|verify|confirm|take\s+a\s+look|read|navigate|print|test|review|reproduce)\b",
 )
 _TODO = cue(
-    r"""(?:\btodo\b|\bto-do\b|\bfixme\b
+    # "the todo list" names the list, not something left to do.
+    r"""(?:\b(?:todo|to-do)\b(?!\s+lists?\b)|\bfixme\b
       | \bstill\s+(?:left|need|needs|to\s+do|have\s+to|pending|missing|open|outstanding|todo)
       | \bleft\s+to\s+do\b|\bremaining\s*(?::|\bwork|\bsteps?|\bitems?|\bafter\s+this)
       | \b(?:we|i)(?:'ll|\s+will)\s+(?:also\s+|still\s+)?need\s+to
