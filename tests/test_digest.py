@@ -1093,6 +1093,15 @@ def test_dart_and_flutter_output_is_read() -> None:
     outcome, errors = signals.outcome_of(analyze)
     assert outcome == "failed"
     assert errors[0].startswith("error \u2022 Undefined name 'tenantId'")
+    # `dart analyze` of Dart 3 separates its fields with dashes, the location first.
+    dashed = (
+        "Analyzing app...\n\n  error - lib/src/signer.dart:88:39 - Undefined name 'tenantId'. "
+        "Try correcting the name to one that is defined. - undefined_identifier\n\n"
+        "1 issue found.\n"
+    )
+    outcome, errors = signals.outcome_of(dashed)
+    assert outcome == "failed"
+    assert errors[0].startswith("error - lib/src/signer.dart:88:39 - Undefined name 'tenantId'")
     run = (
         "00:01 +3: /w/test/queue_test.dart: Queue keeps order\n"
         "00:02 +3 -1: /w/test/queue_test.dart: Queue retries a timed-out delivery [E]\n"

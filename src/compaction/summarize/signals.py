@@ -44,6 +44,7 @@ _ERROR_LINE = re.compile(
       | ERROR\s*[:\s]\s*\S                          # generic ERROR lines
       | (?:error|fatal|panic)(?:\[\w+\])?:\s         # compilers, git, rust, go
       | error\ \u2022\ \S                             # the Dart analyzer
+      | error\ -\ [^\s:]+:\d+:\d+\ -\ \S                # the Dart analyzer of Dart 3
       | npm\s+ERR!                                  # npm
       | Segmentation\ fault
       | [^\s:]+:\d+(?::\d+)?:\s*(?:fatal\ )?error\b   # file:line[:col]: error
