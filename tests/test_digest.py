@@ -2470,3 +2470,45 @@ def test_a_rule_acknowledged_is_no_decision(sentence: str, decides: bool) -> Non
     # line of the standing decisions.
     [(_, _todo, _done, decision, _note)] = signals.prose_signals(sentence)
     assert decision is decides
+
+
+def test_an_error_cut_short_for_room_still_names_its_command_and_is_fixed_by_its_next_pass() -> None:
+    # The short form of a long error line once cut `(from `dart analyze`)` off: read back,
+    # the error had no command, and the analyzer's next clean run could not close it.
+    long = (
+        "error - lib/src/backoff.dart:88:37 - Undefined name 'tenantId'. Try correcting the "
+        "name to one that is defined, or defining the name. - undefined_identifier"
+    )
+    earlier = extract_ledger(
+        [
+            call("1", "shell", command="dart analyze"),
+            result("1", f"Analyzing app...\n\n  {long}\n\n1 issue found.\nexit code 3"),
+        ]
+    )
+    summary = summary_message(render(earlier, 240), earlier.messages)
+    short = summary.text
+    assert "- open: error - lib/src/backoff.dart:88:37" in short and "(from `dart analyze`)" in short
+    builder = LedgerBuilder()
+    builder.add(summary)
+    assert builder.ledger.state("errors").errors[0].source == "dart analyze"
+    builder.add(call("2", "shell", command="dart analyze"))
+    builder.add(result("2", "Analyzing app...\nNo issues found!"))
+    assert "- fixed: error - lib/src/backoff.dart:88:37" in rendered(builder.snapshot())
+
+
+def test_an_error_one_summary_left_open_is_fixed_by_the_next_summarys_clean_run() -> None:
+    # Two summaries merged: the first saw `dart analyze` fail, the second only its clean
+    # run. The merged digest said the command passed and still listed its errors as open.
+    failed = extract_ledger(
+        [
+            call("1", "shell", command="dart analyze"),
+            result("1", "  error - lib/a.dart:8:3 - Undefined name 'x'. - undefined_identifier\n"
+                        "1 issue found.\nexit code 3"),  # fmt: skip
+        ]
+    )
+    passed = extract_ledger(
+        [call("2", "shell", command="dart analyze"), result("2", "No issues found!")]
+    )
+    text = rendered(parse_ledger(rendered(failed)).merge(parse_ledger(rendered(passed))))
+    assert "`dart analyze` → ok (failed earlier" in text
+    assert "- fixed: error - lib/a.dart:8:3" in text and "- open:" not in text

@@ -140,10 +140,8 @@ class MaskStrategy(BaseModel):
             earlier = read_placeholder(text)
             return earlier is not None and bool(earlier.excerpt)
         has_image = any(isinstance(p, ImagePart) for p in content)
-        if todo_changes_in_reply(text):
-            # A to-do tool's reply by id is the list's state: later changes name its ids.
-            return False
-        return has_image or len(text) >= self.min_chars
+        # A to-do tool's reply by id is the list's state: later changes name its ids.
+        return (has_image or len(text) >= self.min_chars) and not todo_changes_in_reply(text)
 
     def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:
         """The text standing in for `part`; `handle` names the archived original message."""

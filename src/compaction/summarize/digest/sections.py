@@ -587,6 +587,10 @@ class ErrorRecord:
         return ErrorRecord(self.text, self.source, self.open, self.fixed_by, list(self.edits))
 
 
+#: How much of a long command a digest short of room shows.
+_COMMAND_CHARS = 100
+
+
 @dataclass
 class ErrorsState:
     errors: list[ErrorRecord] = field(default_factory=list)
@@ -668,6 +672,17 @@ class Errors(Section[ErrorsState]):
                 if error.open and event.path not in error.edits:
                     error.edits.append(event.path)
 
+    def settle(self, state: ErrorsState, later: Mapping[str, Any]) -> None:
+        # Merged summaries: a command the later span ran clean (its latest run) fixed what
+        # it had failed on in the earlier span.
+        commands = later.get("commands")
+        if commands is None:
+            return
+        for record in commands.commands.values():
+            if record.outcome == "ok":
+                how = f"`{signals.clip(record.command, 80)}` passed"
+                self._resolve(state, record.command, how, tests=False)
+
     def merge(self, earlier: ErrorsState, later: ErrorsState) -> ErrorsState:
         # Copies: the merged state is observed further, and neither input may change with it.
         errors = [e.copy() for e in earlier.errors]
@@ -680,13 +695,25 @@ class Errors(Section[ErrorsState]):
         out = []
         for rank, e in enumerate(state.errors):
             # A tool call as it was named (`read_file(src/a.py)`), a command in backticks.
-            source = e.source if _CALL_SOURCE.match(e.source) else f"`{e.source}`"
+            # Cut short, the error's text gives way before its command, which is cut as the
+            # commands section cuts it: read back, the command's next clean run closes it.
+            sources = [
+                s if _CALL_SOURCE.match(e.source) else f"`{s}`"
+                for s in (e.source, signals.clip(e.source, _COMMAND_CHARS))
+            ]
             if e.open:
-                forms = _clip_forms(f"- open: {e.text} (from {source})", 400, 160)
+                forms = _distinct(
+                    f"- open: {signals.clip(e.text, limit)} (from {source})"
+                    for limit, source in zip((300, 100), sources, strict=True)
+                )
                 out.append(Item(1, rank, forms))
             else:
-                full = f"- fixed: {e.text} (from {source}) — {e.fixed_by}"
-                out.append(Item(2, rank, _clip_forms(full, 400, 160)))
+                forms = _distinct(
+                    f"- fixed: {signals.clip(e.text, limit)} (from {source})"
+                    f" — {signals.clip(e.fixed_by, limit // 2)}"
+                    for limit, source in zip((300, 80), sources, strict=True)
+                )
+                out.append(Item(2, rank, forms))
         # Open errors first, as the section shows them.
         return sorted(out, key=lambda i: (i.tier, i.rank))
 
@@ -799,9 +826,6 @@ class CommandRecord:
 class CommandsState:
     commands: dict[str, CommandRecord] = field(default_factory=dict)  # latest last
 
-
-#: How much of a long command a digest short of room shows.
-_COMMAND_CHARS = 100
 
 
 class Commands(Section[CommandsState]):
