@@ -849,6 +849,28 @@ def test_the_answer_to_a_user_question_is_kept_verbatim() -> None:
     assert "It is dd72245." in rendered(ledger)
 
 
+def test_an_answer_read_back_from_a_digest_still_ranks_as_an_answer() -> None:
+    # Read back, an answer was a note like any other: in a smaller room, plain commands
+    # that ran ok outranked the figure the user asked to be told and to keep.
+    runs = [
+        m
+        for k in range(30)
+        for m in (call(f"c{k}", "shell", command=f"tail -n 60 logs/w{k}.log"), result(f"c{k}", "ok"))
+    ]
+    ledger = extract_ledger(
+        [
+            say("user", "How long does one flush take? Keep the figure for the design doc."),
+            say("assistant", "One flush takes 818.39 µs per run, by the benchmark harness."),
+            *runs,
+        ]
+    )
+    full = rendered(ledger)
+    again = parse_ledger(full)
+    room = len(full) // 2
+    assert "818.39" in "\n".join(render(ledger, room))
+    assert "818.39" in "\n".join(render(again, room))
+
+
 def test_a_digest_of_a_digest_keeps_its_content() -> None:
     first = extract_ledger(
         [
@@ -1913,8 +1935,8 @@ def test_the_users_answer_to_an_agents_question_tool_is_the_users_words() -> Non
         "Keep this in mind: usage errors keep exit status 2.",
         "Which commit broke it? I need the hash.",
     ]
-    notes = ledger.state("notes").notes
-    assert any(tier == 1 and "4fe3b43" in text for tier, _, text in notes)
+    answers = ledger.state("answers").answers
+    assert any("4fe3b43" in text for _, text in answers)
 
 
 @pytest.mark.parametrize(

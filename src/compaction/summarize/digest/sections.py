@@ -1374,17 +1374,75 @@ def sentence_marks(sentence: str) -> tuple[bool, bool, tuple[str, ...]]:
 
 
 @dataclass
+class AnswersState:
+    answers: list[tuple[float, str]] = field(default_factory=list)  # (score, text), in order
+
+
+def _answer_sentences(event: AssistantSaid) -> list[str]:
+    """The sentences of prose that answer the user's question: its first two, less a to-do
+    or a decision (their sections have them)."""
+    if event.answers is None:
+        return []
+    return [
+        signals.clip(sentence, 300)
+        for n, (sentence, todo, _done, decision, _note) in enumerate(
+            signals.prose_signals(event.text)
+        )
+        if n < 2 and not (todo or decision)
+    ]
+
+
+class Answers(Section[AnswersState]):
+    """What the assistant told the user it was asked for (the answers to the user's
+    questions) and its final answer, verbatim: ranked with the open work, read back too."""
+
+    name = "answers"
+    events = (AssistantSaid, Finished)
+    heading = "## Answers given to the user"
+
+    def new(self) -> AnswersState:
+        return AnswersState()
+
+    @staticmethod
+    def _add(state: AnswersState, score: float, text: str) -> None:
+        if all(existing != text for _, existing in state.answers):
+            state.answers.append((score, text))
+
+    def observe(self, state: AnswersState, event: Event, seq: int) -> None:
+        if isinstance(event, Finished):
+            self._add(state, seq, signals.clip(event.text.strip(), 600))
+        elif isinstance(event, AssistantSaid):
+            for sentence in _answer_sentences(event):
+                self._add(state, seq, sentence)
+
+    def merge(self, earlier: AnswersState, later: AnswersState) -> AnswersState:
+        merged = AnswersState(list(earlier.answers))
+        for score, text in later.answers:
+            self._add(merged, score, text)
+        return merged
+
+    def items(self, state: AnswersState) -> list[Item]:
+        return [
+            Item(1, score, _clip_forms(f"- {text}", 600, 300, 140))
+            for score, text in state.answers
+        ]
+
+    def parse(self, state: AnswersState, item: str) -> None:
+        self._add(state, len(state.answers), item)
+
+
+@dataclass
 class NotesState:
     notes: list[tuple[int, float, str]] = field(default_factory=list)  # (tier, score, text)
 
 
 class Notes(Section[NotesState]):
-    """What the assistant said that a reader would miss: flagged notes and known failures,
-    answers to the user's questions, the final answer, and sentences carrying identifiers,
-    numbers, paths or commit ids — kept verbatim where the readers cannot tell more."""
+    """What else the assistant said that a reader would miss: flagged notes and known
+    failures, and sentences carrying identifiers, numbers, paths or commit ids — kept
+    verbatim where the readers cannot tell more."""
 
     name = "notes"
-    events = (AssistantSaid, Finished)
+    events = (AssistantSaid,)
     heading = "## Notes by the assistant"
     reads = ("## Facts to remember",)
 
@@ -1399,20 +1457,14 @@ class Notes(Section[NotesState]):
         state.notes.append((tier, score, text))
 
     def observe(self, state: NotesState, event: Event, seq: int) -> None:
-        if isinstance(event, Finished):
-            self._add(state, 1, seq, signals.clip(event.text.strip(), 600))
-            return
         if not isinstance(event, AssistantSaid):
             return
-        for n, (sentence, todo, _done, decision, note) in enumerate(
-            signals.prose_signals(event.text)
-        ):
-            if todo or decision:
-                continue  # the to-do and decision sections have them
+        answered = _answer_sentences(event)
+        for sentence, todo, _done, decision, note in signals.prose_signals(event.text):
             clipped = signals.clip(sentence, 300)
-            if event.answers is not None and n < 2:
-                self._add(state, 1, seq, clipped)
-            elif note:
+            if todo or decision or clipped in answered:
+                continue  # the to-do, decision and answer sections have them
+            if note:
                 self._add(state, 2, seq, clipped)
             elif (telling := sentence_marks(sentence)[2]) and not announces(sentence, event.acts):
                 self._add(state, 3, seq + len(telling) * 0.1, clipped)
@@ -1728,6 +1780,7 @@ def default_sections(user_chars: int = 1200) -> tuple[Section[Any], ...]:
         Decisions(),
         Todos(),
         Commands(),
+        Answers(),
         Notes(),
         Subjects(),
         Images(),
