@@ -2534,3 +2534,31 @@ def test_an_error_one_summary_left_open_is_fixed_by_the_next_summarys_clean_run(
     text = rendered(parse_ledger(rendered(failed)).merge(parse_ledger(rendered(passed))))
     assert "`dart analyze` → ok (failed earlier" in text
     assert "- fixed: error - lib/a.dart:8:3" in text and "- open:" not in text
+
+
+def test_a_plan_the_next_summary_replaces_as_well_is_superseded_when_they_merge() -> None:
+    # "I'm replacing X as well, because …": the later span replaces the plan the earlier
+    # one ended on. "as well" is the replacing's, not a plan added beside X.
+    earlier = extract_ledger(
+        [
+            say("user", "Parked deliveries must be picked up again after a restart."),
+            say(
+                "assistant",
+                "Dropping a future looping in -main that polls the outbox: nobody stops it. "
+                "I'm switching to a core.async go-loop woken by a timeout channel.",
+            ),
+        ]
+    )
+    later = extract_ledger(
+        [
+            say(
+                "assistant",
+                "I'm replacing a core.async go-loop woken by a timeout channel as well, because "
+                "the go-loop blocks on JDBC. Going with a chime schedule started by Integrant.",
+            ),
+        ]
+    )
+    merged = parse_ledger(rendered(earlier)).merge(parse_ledger(rendered(later)))
+    standing = [d.text for d in merged.state("decisions").decisions if not d.superseded_by]
+    assert not any("switching to a core.async go-loop" in d for d in standing), standing
+    assert any("chime schedule" in d for d in standing)

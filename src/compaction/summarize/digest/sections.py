@@ -920,7 +920,8 @@ _REVERSAL = signals.cue(
     r"(?:is|was|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)|"
     r"dead\s+end|off\s+the\s+table|(?:is|are)\s+out\s+(?:as\s+well|too)|back\s+to\s+the\s+drawing\s+board|"
     r"(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?|"
-    rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching)|{_DROPPING}|chang(?:e|ing)\s+course)\b"
+    rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching|replacing)|{_DROPPING}|"
+    r"chang(?:e|ing)\s+course)\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -1143,7 +1144,10 @@ class Decisions(Section[DecisionsState]):
         misreads as done: "Replacing it with a fixed pool")."""
         spoken_of = self._spoken_of(state, uncued, skip)
         said = " ".join(statement or uncued)
-        if not spoken_of or _ADDING.search(said.lower()) or _STATUS.search(said.lower()):
+        lowered = said.lower()
+        # "I'm replacing X as well": the "as well" is the replacing's, nothing is added.
+        adding = _ADDING.search(lowered) and not _REVERSAL.search(lowered)
+        if not spoken_of or adding or _STATUS.search(lowered):
             return
         text = signals.clip(said, 300)
         for d in spoken_of:
