@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, cast
 
+from compaction._textcache import text_cache
 from compaction.summarize.signals import file_ops_of_command, looks_like_path, name_words
 
 FileOp = Literal["read", "created", "modified", "written", "deleted"]
@@ -795,6 +796,7 @@ _TODO_REPLY = re.compile(
 )
 
 
+@text_cache()
 def todo_changes_in_reply(output: str) -> tuple[Todo, ...]:
     """The to-do items a to-do tool's reply says it added, updated or removed, by id (a
     removed item is cancelled: it will not be done)."""

@@ -1143,11 +1143,13 @@ class Decisions(Section[DecisionsState]):
         `statement`: the sentences it stands as, where more than `uncued` (a sentence a cue
         misreads as done: "Replacing it with a fixed pool")."""
         spoken_of = self._spoken_of(state, uncued, skip)
+        if not spoken_of:
+            return
         said = " ".join(statement or uncued)
         lowered = said.lower()
         # "I'm replacing X as well": the "as well" is the replacing's, nothing is added.
         adding = _ADDING.search(lowered) and not _REVERSAL.search(lowered)
-        if not spoken_of or adding or _STATUS.search(lowered):
+        if adding or _STATUS.search(lowered):
             return
         text = signals.clip(said, 300)
         for d in spoken_of:
