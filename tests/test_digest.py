@@ -9,6 +9,7 @@ from compaction.summarize import signals
 from compaction.summarize.digest import (
     Ledger,
     LedgerBuilder,
+    bounded_user_text,
     extract_ledger,
     parse_ledger,
     render,
@@ -2562,3 +2563,26 @@ def test_a_plan_the_next_summary_replaces_as_well_is_superseded_when_they_merge(
     standing = [d.text for d in merged.state("decisions").decisions if not d.superseded_by]
     assert not any("switching to a core.async go-loop" in d for d in standing), standing
     assert any("chime schedule" in d for d in standing)
+
+
+def test_a_long_user_message_cut_short_once_is_not_cut_again_on_each_re_digest() -> None:
+    # Read back, a long message the digest had cut (head, tail, the constraint sentences of
+    # its middle) was cut again as if it were the user's own text: each re-digest of a
+    # growing session lost more of the constraints it had kept.
+    rules = [
+        f"Module {k} must keep its public API stable and documented in docs/api_{k}.md."
+        for k in range(5)
+    ]
+    filler = "The bus schedule import runs nightly and feeds the arrival board. " * 30
+    text = "Context from the last session follows.\n" + filler + " ".join(rules) + filler + "End."
+    once = bounded_user_text(text, 3600)
+    assert all(rule in once for rule in rules)
+    assert bounded_user_text(once, 3600) == once
+    ledger = extract_ledger([say("user", text), say("assistant", "Understood.")])
+    for _ in range(3):
+        ledger = extract_ledger([summary_message(render(ledger), ledger.messages)])
+        said = user_messages(ledger)[0]
+        assert all(rule in said for rule in rules), said[-600:]
+    # Cut shorter still, it keeps what it kept, cutting only its head and tail further.
+    shorter = bounded_user_text(once, 1200)
+    assert all(rule in shorter for rule in rules) and len(shorter) < len(once)

@@ -121,17 +121,43 @@ def _clip_forms(text: str, *limits: int) -> tuple[str, ...]:
 # -- the user's words ----------------------------------------------------------------------
 
 
+#: How many constraint sentences of a long message's middle its shortened form keeps.
+_KEPT_CONSTRAINTS = 6
+_ELIDED = re.compile(r" ?\[…(\d+) chars elided(?:; constraints kept: (.*?)…)?\] ?", re.DOTALL)
+
+
 def bounded_user_text(text: str, limit: int) -> str:
     """The user's words verbatim up to `limit` chars; longer ones keep head and tail, plus
-    the sentences of the middle that state constraints."""
+    the sentences of the middle that state constraints. Words this cut short already (read
+    back from a digest) are cut around the cut they have: what it kept stays, and nothing is
+    lost to a second cut at the same limit."""
     text = text.strip()
     if len(text) <= limit:
         return text
     half = max(limit // 2 - 20, 20)
-    head, middle, tail = text[:half], text[half:-half], text[-half:]
-    kept = [s for s in signals.sentences(middle) if signals.is_constraint(s) and len(s) <= 300]
-    kept_text = " … ".join(kept[:6])
-    elided = len(middle) - len(kept_text)
+    earlier = _ELIDED.search(text)
+    if earlier is None:
+        before, after, elided, kept_before = text, "", 0, []
+    else:
+        before, after = text[: earlier.start()], text[earlier.end() :]
+        elided = int(earlier[1])
+        kept_before = earlier[2].split(" … ") if earlier[2] else []
+        if len(before) <= half and len(after) <= half:
+            return text
+    if earlier is None:
+        head, cut_head, cut_tail, tail = text[:half], text[half:-half], "", text[-half:]
+    else:
+        head, cut_head = before[:half], before[half:]
+        cut_tail, tail = (after[:-half], after[-half:]) if len(after) > half else ("", after)
+    room = _KEPT_CONSTRAINTS - len(kept_before)
+    found = [
+        [s for s in signals.sentences(cut) if signals.is_constraint(s) and len(s) <= 300]
+        for cut in (cut_head, cut_tail)
+    ]
+    kept = [*found[0][: max(room, 0)], *kept_before]
+    kept += found[1][: max(_KEPT_CONSTRAINTS - len(kept), 0)]
+    kept_text = " … ".join(kept)
+    elided += len(cut_head) + len(cut_tail) - sum(len(k) for k in kept if k not in kept_before)
     if kept_text:
         return f"{head} […{elided} chars elided; constraints kept: {kept_text}…] {tail}"
     return f"{head} […{elided} chars elided…] {tail}"
