@@ -2586,3 +2586,19 @@ def test_a_long_user_message_cut_short_once_is_not_cut_again_on_each_re_digest()
     # Cut shorter still, it keeps what it kept, cutting only its head and tail further.
     shorter = bounded_user_text(once, 1200)
     assert all(rule in shorter for rule in rules) and len(shorter) < len(once)
+
+
+def test_a_long_user_message_cut_short_keeps_its_last_sentence_whole() -> None:
+    # The tail began mid-sentence: "…, there should be no CommonJS usage in dist/." lost
+    # the start of the rule it ends on.
+    rule = (
+        "After completing this, there should be no CommonJS usage anywhere in the dist/ "
+        "folder of the package."
+    )
+    text = "Please scan every file under dist/.\n" + "- Convert one more form of export.\n" * 40
+    text += rule
+    for limit in (1200, 600, 300, 160):
+        assert bounded_user_text(text, limit).endswith(rule), limit
+        assert bounded_user_text(text, limit).startswith("Please scan every file under dist/.")
+    once = bounded_user_text(text, 600)
+    assert bounded_user_text(once, 600) == once

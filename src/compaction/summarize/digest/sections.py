@@ -123,7 +123,23 @@ def _clip_forms(text: str, *limits: int) -> tuple[str, ...]:
 
 #: How many constraint sentences of a long message's middle its shortened form keeps.
 _KEPT_CONSTRAINTS = 6
-_ELIDED = re.compile(r" ?\[…(\d+) chars elided(?:; constraints kept: (.*?)…)?\] ?", re.DOTALL)
+#: How far a cut moves to fall between sentences rather than inside one.
+_CUT_SLACK = 100
+_SENTENCE_END = re.compile(r"[.!?:;]\s|\n")
+
+
+def _head_end(text: str, cut: int) -> int:
+    """Where a head cut at `cut` ends: the first sentence end after it, if one is near."""
+    found = _SENTENCE_END.search(text, cut, cut + _CUT_SLACK)
+    return found.start() + 1 if found is not None else cut
+
+
+def _tail_start(text: str, cut: int) -> int:
+    """Where a tail cut at `cut` starts: after the last sentence end before it, if one is
+    near (the tail keeps its first sentence whole)."""
+    ends = list(_SENTENCE_END.finditer(text, max(cut - _CUT_SLACK, 0), cut))
+    return ends[-1].end() if ends else cut
+_ELIDED = re.compile(r" ?\[…(\d+) chars elided(?:; constraints kept: (.*?))?…\] ?", re.DOTALL)
 
 
 def bounded_user_text(text: str, limit: int) -> str:
@@ -142,13 +158,18 @@ def bounded_user_text(text: str, limit: int) -> str:
         before, after = text[: earlier.start()], text[earlier.end() :]
         elided = int(earlier[1])
         kept_before = earlier[2].split(" … ") if earlier[2] else []
-        if len(before) <= half and len(after) <= half:
+        if len(before) <= half + _CUT_SLACK and len(after) <= half + _CUT_SLACK:
             return text
     if earlier is None:
-        head, cut_head, cut_tail, tail = text[:half], text[half:-half], "", text[-half:]
+        end, start = _head_end(text, half), _tail_start(text, len(text) - half)
+        if start <= end:
+            end, start = half, len(text) - half
+        head, cut_head, cut_tail, tail = text[:end], text[end:start], "", text[start:]
     else:
-        head, cut_head = before[:half], before[half:]
-        cut_tail, tail = (after[:-half], after[-half:]) if len(after) > half else ("", after)
+        end = _head_end(before, half) if len(before) > half + _CUT_SLACK else len(before)
+        start = _tail_start(after, len(after) - half) if len(after) > half + _CUT_SLACK else 0
+        head, cut_head = before[:end], before[end:]
+        cut_tail, tail = after[:start], after[start:]
     room = _KEPT_CONSTRAINTS - len(kept_before)
     found = [
         [s for s in signals.sentences(cut) if signals.is_constraint(s) and len(s) <= 300]
