@@ -2602,3 +2602,23 @@ def test_a_long_user_message_cut_short_keeps_its_last_sentence_whole() -> None:
         assert bounded_user_text(text, limit).startswith("Please scan every file under dist/.")
     once = bounded_user_text(text, 600)
     assert bounded_user_text(once, 600) == once
+
+
+def test_an_error_and_a_test_run_of_a_command_of_several_lines_survive_a_re_digest() -> None:
+    # A command of two lines was shown as it was, on two lines: read back line by line,
+    # its error and its test status were lost.
+    listing = "ls /w/unit_tests/src/\necho done"
+    tests = "cd /w/unit_tests\nmvn -q test"
+    ledger = extract_ledger(
+        [
+            call("1", "Bash", command=listing),
+            result("1", "ls: /w/unit_tests/src/: No such file or directory\ndone\nexit code 1"),
+            call("2", "Bash", command=tests),
+            result("2", "Tests run: 9, Failures: 1, Errors: 0, Skipped: 0\nexit code 1"),
+        ]
+    )
+    again = parse_ledger(rendered(ledger))
+    [error] = again.state("errors").errors
+    assert error.open and error.source == listing
+    assert list(again.state("tests").runs) == [tests]
+    assert "Tests run: 9, Failures: 1" in again.state("tests").runs[tests].latest

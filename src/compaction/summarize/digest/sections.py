@@ -636,6 +636,18 @@ class ErrorRecord:
 
 #: How much of a long command a digest short of room shows.
 _COMMAND_CHARS = 100
+#: Where a command of several lines breaks, on the one line an item gives it.
+_BREAK = " ⏎ "
+
+
+def _one_line(command: str) -> str:
+    """`command` on one line, as an item shows it (read back by `_lines_of`)."""
+    return command.replace("\n", _BREAK)
+
+
+def _lines_of(shown: str) -> str:
+    """A command as `_one_line` showed it, back on its lines."""
+    return shown.replace(_BREAK, "\n")
 
 
 @dataclass
@@ -746,7 +758,7 @@ class Errors(Section[ErrorsState]):
             # commands section cuts it: read back, the command's next clean run closes it.
             sources = [
                 s if _CALL_SOURCE.match(e.source) else f"`{s}`"
-                for s in (e.source, signals.clip(e.source, _COMMAND_CHARS))
+                for s in (_one_line(e.source), signals.clip(_one_line(e.source), _COMMAND_CHARS))
             ]
             if e.open:
                 forms = _distinct(
@@ -757,7 +769,7 @@ class Errors(Section[ErrorsState]):
             else:
                 forms = _distinct(
                     f"- fixed: {signals.clip(e.text, limit)} (from {source})"
-                    f" — {signals.clip(e.fixed_by, limit // 2)}"
+                    f" — {signals.clip(_one_line(e.fixed_by), limit // 2)}"
                     for limit, source in zip((300, 80), sources, strict=True)
                 )
                 out.append(Item(2, rank, forms))
@@ -769,9 +781,10 @@ class Errors(Section[ErrorsState]):
 
     def parse(self, state: ErrorsState, item: str) -> None:
         if m := self._FIXED.match(item):
-            state.errors.append(ErrorRecord(m.group(1), m.group(2).strip("`"), False, m.group(3)))
+            source, fixed_by = _lines_of(m.group(2).strip("`")), _lines_of(m.group(3))
+            state.errors.append(ErrorRecord(m.group(1), source, False, fixed_by))
         elif m := self._OPEN.match(item):
-            state.errors.append(ErrorRecord(m.group(1), m.group(2).strip("`"), True))
+            state.errors.append(ErrorRecord(m.group(1), _lines_of(m.group(2).strip("`")), True))
 
 
 # -- tests ---------------------------------------------------------------------------------
@@ -835,14 +848,14 @@ class Tests(Section[TestsState]):
         out = []
         last = len(state.runs) - 1
         for rank, (command, record) in enumerate(state.runs.items()):
-            shown = signals.clip(command, 120)
+            shown = signals.clip(_one_line(command), 120)
             earlier = (
                 f" (earlier: {record.first_failure})"
                 if record.first_failure and record.first_failure != record.latest
                 else ""
             )
             full = f"- {record.latest} (`{shown}`){earlier}"
-            short = f"- {record.latest} (`{signals.clip(command, 60)}`)"
+            short = f"- {record.latest} (`{signals.clip(_one_line(command), 60)}`)"
             out.append(
                 Item(1 if rank == last else 2, rank, (full, short) if full != short else (full,))
             )
@@ -852,7 +865,7 @@ class Tests(Section[TestsState]):
 
     def parse(self, state: TestsState, item: str) -> None:
         if m := self._LINE.match(item):
-            state.runs[m.group(2)] = TestRecord(m.group(1), m.group(3) or "")
+            state.runs[_lines_of(m.group(2))] = TestRecord(m.group(1), m.group(3) or "")
         elif item:
             state.runs[item] = TestRecord(item)
 
@@ -918,7 +931,7 @@ class Commands(Section[CommandsState]):
         # above every plain one, the newest first within each.
         lift = len(state.commands)
         for rank, record in enumerate(state.commands.values()):
-            command = record.command.replace(chr(10), " ⏎ ")
+            command = _one_line(record.command)
             # A long command (a commit message in a heredoc) is cut short where room is short:
             # what ran, and how it ended, still show.
             lines = [
@@ -946,7 +959,7 @@ class Commands(Section[CommandsState]):
 
     def parse(self, state: CommandsState, item: str) -> None:
         if m := self._LINE.match(item):
-            command = m.group(1).replace(" ⏎ ", "\n")
+            command = _lines_of(m.group(1))
             failed = "(failed earlier" in item[m.end(2) :]
             state.commands[command] = CommandRecord(command, m.group(2), failed, m.group(3) or "")
 
