@@ -2622,3 +2622,16 @@ def test_an_error_and_a_test_run_of_a_command_of_several_lines_survive_a_re_dige
     assert error.open and error.source == listing
     assert list(again.state("tests").runs) == [tests]
     assert "Tests run: 9, Failures: 1" in again.state("tests").runs[tests].latest
+
+
+def test_prose_wrapped_at_a_fixed_width_is_read_as_the_sentences_it_holds() -> None:
+    # A sentence wrapped onto two lines was two sentences: a decision cut in half, its
+    # second half a note.
+    wrapped = "Decision: we will use the fixed pool from\nsrc/pool.py for the workers, not threads."
+    assert signals.sentences(wrapped) == (wrapped.replace("\n", " "),)
+    assert signals.sentences("The steps are:\n- read the log\n- fix the retry") == (
+        "The steps are:", "read the log", "fix the retry",
+    )  # fmt: skip
+    assert signals.sentences("port: 8443\nIt came with 4fe3b43.") == (
+        "port: 8443", "It came with 4fe3b43.",
+    )  # fmt: skip

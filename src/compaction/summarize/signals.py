@@ -823,6 +823,9 @@ _CODE_BLOCK = re.compile(r"```.*?(```|$)", re.DOTALL)
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+[^\n]*$", re.MULTILINE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# A line break inside a sentence (prose wrapped at a fixed width): between a word or a comma
+# and the next word, lower case.
+_WRAPPED = re.compile(r"(?<=[a-z0-9,])[ \t]*\n[ \t]*(?=[a-z])")
 
 
 def without_headings(text: str) -> str:
@@ -836,6 +839,7 @@ def sentences(text: str) -> tuple[str, ...]:
     """Prose split into sentences and list items, code blocks left out."""
     text = _CODE_BLOCK.sub(" ", text) if "```" in text else text
     text = without_headings(text)
+    text = _WRAPPED.sub(" ", text) if "\n" in text else text
     out = []
     for raw in _SENTENCE_SPLIT.split(text):
         sentence = _LIST_ITEM.sub("", raw).strip()
