@@ -2635,3 +2635,20 @@ def test_prose_wrapped_at_a_fixed_width_is_read_as_the_sentences_it_holds() -> N
     assert signals.sentences("port: 8443\nIt came with 4fe3b43.") == (
         "port: 8443", "It came with 4fe3b43.",
     )  # fmt: skip
+
+
+def test_a_final_answer_of_several_lines_is_read_back_whole() -> None:
+    # The final answer's lines were items' lines: read back, a line not starting `- `
+    # ("Changes:") was lost, and the list under it became answers of their own.
+    answer = "Fixed the relay.\n\nChanges:\n- src/relay.py: retry with backoff\n- tests: 3 retries"
+    ledger = extract_ledger(
+        [
+            say("user", "Fix the relay."),
+            call("1", "attempt_completion", result=answer),
+        ]
+    )
+    again = parse_ledger(rendered(ledger))
+    assert [text for _, text in again.state("answers").answers] == [answer]
+    assert rendered(again) == rendered(ledger).replace("3 messages", "0 messages").replace(
+        "2 messages", "0 messages"
+    )

@@ -139,6 +139,8 @@ def _tail_start(text: str, cut: int) -> int:
     near (the tail keeps its first sentence whole)."""
     ends = list(_SENTENCE_END.finditer(text, max(cut - _CUT_SLACK, 0), cut))
     return ends[-1].end() if ends else cut
+
+
 _ELIDED = re.compile(r" ?\[…(\d+) chars elided(?:; constraints kept: (.*?))?…\] ?", re.DOTALL)
 
 
@@ -887,7 +889,6 @@ class CommandsState:
     commands: dict[str, CommandRecord] = field(default_factory=dict)  # latest last
 
 
-
 class Commands(Section[CommandsState]):
     """Commands run, each with its latest outcome (and whether it failed before)."""
 
@@ -1488,13 +1489,18 @@ class Answers(Section[AnswersState]):
         return merged
 
     def items(self, state: AnswersState) -> list[Item]:
+        # A final answer's lines go under its item, indented: read back, they are its own.
         return [
-            Item(1, score, _clip_forms(f"- {text}", 600, 300, 140))
+            Item(
+                1,
+                score,
+                tuple(f.replace("\n", "\n  ") for f in _clip_forms(f"- {text}", 600, 300, 140)),
+            )
             for score, text in state.answers
         ]
 
     def parse(self, state: AnswersState, item: str) -> None:
-        self._add(state, len(state.answers), item)
+        self._add(state, len(state.answers), item.replace("\n  ", "\n"))
 
 
 @dataclass
