@@ -106,6 +106,7 @@ ANTHROPIC_FAMILIES = (
     "void-style",
     "refact-style",
     "gptme-style",
+    "dc-style",
 )
 
 

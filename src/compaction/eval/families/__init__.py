@@ -26,6 +26,7 @@ from compaction.eval.families.copilot import CopilotVoice
 from compaction.eval.families.crewai import CrewAIVoice
 from compaction.eval.families.crush import CrushVoice
 from compaction.eval.families.cursor import CursorVoice
+from compaction.eval.families.dc import DesktopCommanderVoice
 from compaction.eval.families.deepagents import DeepAgentsVoice
 from compaction.eval.families.gemini import GeminiVoice
 from compaction.eval.families.goose import GooseVoice
@@ -84,6 +85,7 @@ _VOICES: tuple[type[Voice], ...] = (
     GptmeVoice,
     MoatlessVoice,
     AcrVoice,
+    DesktopCommanderVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
