@@ -586,12 +586,17 @@ def test_outputs_an_agent_writes_into_text_are_masked_like_tool_results(
 def test_a_to_do_tools_reply_by_id_is_state_and_never_masked() -> None:
     # gptme's `todo write` answers by id ("Added todo 1: …"): the ids are how later writes
     # change the list ("update 1 completed"). Masked, the list read back lost every item.
-    added = "\n".join(f"Added todo {k}: {task} the parked envelopes of every tenant" for k, task
-                      in enumerate(("replay", "document", "expire", "count", "sort", "sign"), 1))  # fmt: skip
+    tasks = ("replay", "document", "expire", "count", "sort", "sign")
+    added = "\n".join(
+        f"Added todo {k}: {task} the parked envelopes of every tenant"
+        for k, task in enumerate(tasks, 1)
+    )
     messages = [
         say("system", "You are a coding agent."),
         say("user", "Fix the redelivery."),
-        say("assistant", 'Updating the todo list:\n```todo write\nadd "replay the parked envelopes"\n```'),
+        say(
+            "assistant", 'Updating the list:\n```todo write\nadd "replay the parked envelopes"\n```'
+        ),
         say("user", f"<system>{added}</system>"),
         say("assistant", "Reading the log.\n```shell\ncat logs/relay.log\n```"),
         say("user", "<system>" + "relay: parked envelope 17 due\n" * 40 + "</system>"),

@@ -153,21 +153,20 @@ def bounded_user_text(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     half = max(limit // 2 - 20, 20)
+    kept_before: list[str] = []
     earlier = _ELIDED.search(text)
     if earlier is None:
-        before, after, elided, kept_before = text, "", 0, []
-    else:
-        before, after = text[: earlier.start()], text[earlier.end() :]
-        elided = int(earlier[1])
-        kept_before = earlier[2].split(" … ") if earlier[2] else []
-        if len(before) <= half + _CUT_SLACK and len(after) <= half + _CUT_SLACK:
-            return text
-    if earlier is None:
+        elided = 0
         end, start = _head_end(text, half), _tail_start(text, len(text) - half)
         if start <= end:
             end, start = half, len(text) - half
         head, cut_head, cut_tail, tail = text[:end], text[end:start], "", text[start:]
     else:
+        before, after = text[: earlier.start()], text[earlier.end() :]
+        if len(before) <= half + _CUT_SLACK and len(after) <= half + _CUT_SLACK:
+            return text
+        elided = int(earlier[1])
+        kept_before = earlier[2].split(" … ") if earlier[2] else []
         end = _head_end(before, half) if len(before) > half + _CUT_SLACK else len(before)
         start = _tail_start(after, len(after) - half) if len(after) > half + _CUT_SLACK else 0
         head, cut_head = before[:end], before[end:]
