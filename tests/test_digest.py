@@ -15,6 +15,7 @@ from compaction.summarize.digest import (
     render,
     summary_message,
 )
+from compaction.summarize.digest.events import outcome_of_result
 
 
 def rendered(ledger: Ledger, budget: int | None = None) -> str:
@@ -499,6 +500,13 @@ def test_a_marked_failed_test_line_names_the_test(line: str, name: str) -> None:
             "Files=1, Tests=16,  1 wallclock secs ( 0.04 usr +  0.70 cusr =  0.74 CPU)\n"
             "Result: FAIL",
             "retries a timed-out delivery",
+        ),
+        # gleeunit: what failed and where, the test's name on the next line.
+        (
+            "    Running relay_test.main\n..\nassert test/relay/queue_test.gleam:41\n"
+            " test: relay@queue_test.gives_up_after_third_failure_test\n code: assert n == 3\n"
+            " left: 2\nright: literal\n info: Assertion failed.\n.\n52 passed, 1 failure",
+            "relay@queue_test.gives_up_after_third_failure_test",
         ),
         # clojure.test's reporter: the test's var in brackets, then where it failed.
         (
@@ -2656,3 +2664,16 @@ def test_a_final_answer_of_several_lines_is_read_back_whole() -> None:
     assert rendered(again) == rendered(ledger).replace("3 messages", "0 messages").replace(
         "2 messages", "0 messages"
     )
+
+
+def test_colour_codes_in_a_tools_output_are_not_read_as_its_words() -> None:
+    # gleeunit colours its report whatever the terminal: the test status read
+    # `52 passed, 3 failures\x1b[39m`, escape and all.
+    out = (
+        "\x1b[32m.\x1b[39m\x1b[32m.\x1b[39m\n\x1b[1m\x1b[31mFAILED\x1b[39m\x1b[22m tests/q.py::t\n"
+        "\x1b[31m\n52 passed, 3 failures\x1b[39m\n"
+    )
+    arguments = '{"command": "gleam test"}'
+    _outcome, errors, tests = outcome_of_result("Bash", arguments, out, is_error=False)
+    assert tests == "52 passed, 3 failures"
+    assert errors and all("\x1b" not in e for e in errors)

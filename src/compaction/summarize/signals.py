@@ -201,6 +201,16 @@ _LONE_WORDS = frozenset({"passing", "failing", "pending"})
 _UNITTEST_RESULT = re.compile(r"^(OK|FAILED \([^)]*\))\s*$", re.MULTILINE)
 
 
+# A terminal's colour and style codes (ANSI SGR and other CSI sequences).
+_COLOUR_CODE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def without_colours(text: str) -> str:
+    """`text` without the terminal's colour codes a tool left in it (a runner that colours
+    its report whatever the terminal)."""
+    return _COLOUR_CODE.sub("", text) if "\x1b[" in text else text
+
+
 def error_lines(text: str, limit: int = 5) -> list[str]:
     """The distinctive error lines of a tool output, most informative first, deduplicated.
 
@@ -483,6 +493,9 @@ _FAILED_TEST = re.compile(
     r"|#\s+Failed test '(?P<tap>[^'\n]{3,160})'\n#\s+at (?P<tap_at>\S+ line \d+)\."
     # clojure.test's reporter: `FAIL in (retries-test) (queue_test.clj:31)`.
     r"|(?:FAIL|ERROR) in \([^()\n]{1,160}\) \([^()\n]{1,200}\)"
+    # gleeunit's: what failed and where, then ` test: module.function` on the next line.
+    r"|(?:let assert|assert|panic|todo|Error|Exception) (?P<gl_at>\S+\.gleam:\d+)\n"
+    r"\s*test: (?P<gl>[^\n]{3,160})"
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
@@ -513,9 +526,10 @@ def _failed_tests(text: str, limit: int = 3) -> tuple[str, ...]:
     """The first tests a failing run lists as failed, by the shape of its list."""
     found: list[str] = []
     for match in _FAILED_TEST.finditer(text):
-        if match["name"] or match["test"] or match["tap"]:
-            name = match["name"] or match["test"] or match["tap"]
-            line = f"{name} ({match['where'] or match['at'] or match['tap_at']})"
+        if match["name"] or match["test"] or match["tap"] or match["gl"]:
+            name = match["name"] or match["test"] or match["tap"] or match["gl"]
+            where = match["where"] or match["at"] or match["tap_at"] or match["gl_at"]
+            line = f"{name} ({where})"
         else:
             line = match.group(0).strip().rstrip(":")
         if line not in found:

@@ -364,6 +364,7 @@ def outcome_of_result(
     placeholder = read_placeholder(output) if output.startswith(MASK_PREFIX) else None
     if placeholder is not None:  # a masked output states what the original said
         return placeholder.outcome, placeholder.errors, placeholder.tests
+    output = signals.without_colours(output)
     outcome, errors = signals.outcome_of(output, is_error=is_error)
     status = exit_status(name, output)
     if status is not None:
