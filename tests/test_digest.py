@@ -2677,3 +2677,28 @@ def test_colour_codes_in_a_tools_output_are_not_read_as_its_words() -> None:
     _outcome, errors, tests = outcome_of_result("Bash", arguments, out, is_error=False)
     assert tests == "52 passed, 3 failures"
     assert errors and all("\x1b" not in e for e in errors)
+
+
+def test_an_error_of_a_tool_call_with_a_long_target_is_read_back_whole_from_its_short_form() -> (
+    None
+):
+    # An MCP tool's name and its target pass the hundred characters a command is cut to:
+    # cut, the call's name no longer parsed back, and the error was lost.
+    url = "https://status.partner.example/" + "/".join(f"tenant_{k}" for k in range(9))
+    name = "mcp__browser-tools__fetch_page"
+    ledger = extract_ledger(
+        [
+            call("1", name, url=url),
+            result("1", "Request failed with status code 502", is_error=True),
+        ]
+    )
+    [error] = ledger.state("errors").errors
+    assert len(error.source) > 100
+    shown = 0
+    for budget in range(60, 400, 10):
+        text = summary_message(render(ledger, budget), ledger.messages).text
+        if "Request failed" in text:
+            [again] = parse_ledger(text).state("errors").errors
+            assert again.source == error.source and again.open, budget
+            shown += 1
+    assert shown

@@ -757,10 +757,17 @@ class Errors(Section[ErrorsState]):
             # A tool call as it was named (`read_file(src/a.py)`), a command in backticks.
             # Cut short, the error's text gives way before its command, which is cut as the
             # commands section cuts it: read back, the command's next clean run closes it.
-            sources = [
-                s if _CALL_SOURCE.match(e.source) else f"`{s}`"
-                for s in (_one_line(e.source), signals.clip(_one_line(e.source), _COMMAND_CHARS))
-            ]
+            sources = (
+                [e.source] * 2
+                if _CALL_SOURCE.match(e.source)
+                else [
+                    f"`{s}`"
+                    for s in (
+                        _one_line(e.source),
+                        signals.clip(_one_line(e.source), _COMMAND_CHARS),
+                    )
+                ]
+            )
             if e.open:
                 forms = _distinct(
                     f"- open: {signals.clip(e.text, limit)} (from {source})"
