@@ -1436,10 +1436,6 @@ _RULER_GAPS = {
     "acr-style": "the ruler reads no patch written in the assistant's text: AutoCodeRover's "
     "<file>/<original>/<patched> modifications (a new file's with an empty <original>) make "
     "no provider tool call, so no file they modify or create is extracted",
-    "dc-style": "the ruler reads no command run through Desktop Commander's start_process: "
-    "`mcp__desktop-commander__start_process` {command, timeout_ms} is neither a shell tool's "
-    "name nor made of a shell tool's name words, so the file removed with `git rm` (there is "
-    "no delete tool) is not extracted as deleted",
 }
 
 
@@ -3938,13 +3934,6 @@ def test_the_ruler_reads_the_files_dc_styles_edit_block_and_write_file_change() 
                            for c, p in extracted), fact.probe  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the ruler reads no command run through Desktop Commander's start_process "
-    "{command, timeout_ms}: `mcp__desktop-commander__start_process` is not among its shell "
-    "tools and none of its name's words (mcp, desktop, commander, start, process) says shell, "
-    "so neither the commands nor the gleam test runs are extracted",
-)
 def test_the_ruler_reads_the_commands_dc_style_runs_through_start_process() -> None:
     session = sessions("dc-style")[0]
     extracted = [f.probe for f in extract_probes(session.conversation) if f.category == "command"]

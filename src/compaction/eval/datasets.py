@@ -533,6 +533,7 @@ _SHELL_TOOLS = frozenset(
         "container.exec",
         "run_in_terminal",
         "launch-process",
+        "start_process",  # Desktop Commander's MCP server (`mcp__desktop-commander__…`)
     }
 )
 _COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
