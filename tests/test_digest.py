@@ -2702,3 +2702,17 @@ def test_an_error_of_a_tool_call_with_a_long_target_is_read_back_whole_from_its_
             assert again.source == error.source and again.open, budget
             shown += 1
     assert shown
+
+
+def test_a_passive_verb_after_should_be_is_no_value_set() -> None:
+    # "target should be computed as a linear combination …" was read as the setting
+    # `target: computed`, and stated under the values the user set.
+    said = (
+        "Use a random normal distribution for the sensor values and target should be "
+        "computed as a linear combination of the 4 sensor values."
+    )
+    assert signals.value_settings(said) == ()
+    assert signals.value_settings("The result cache should be disabled.") == (
+        ("result cache", "disabled"),
+    )
+    assert signals.value_settings("Retries should be 5.") == (("retries", "5"),)

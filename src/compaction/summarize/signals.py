@@ -1049,6 +1049,9 @@ _NOT_A_VALUE = re.compile(
     re.IGNORECASE,
 )
 _SPACES = re.compile(r"\s+")
+# What follows a verb in the passive voice ("computed as …", "stored in …").
+_PASSIVE = re.compile(r"\s+(?:as|by|from|in|into|on|using|via|with)\b", re.IGNORECASE)
+_SHOULD_BE = re.compile(r"\b(?:should|must)\s+(?:now\s+)?be\s+$", re.IGNORECASE)
 _KEY_LEAD = re.compile(r"\b(?:and|then|also|but|so|actually|please|now|,)\s+")
 _KEY_ARTICLE = re.compile(r"^(?:the|our|a|an)\s+")
 _NEGATED = re.compile(r"\b(?:not|n't|never|no)\s+(?:\w+\s+)?$", re.IGNORECASE)
@@ -1083,6 +1086,12 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
                     continue  # "set X to N" is read whole by the first pattern
                 if _NOT_A_VALUE.fullmatch(value) or _NEGATED.search(sentence[: match.start()]):
                     continue  # "do not make sweeping changes to the …" sets nothing
+                if (
+                    value.lower().endswith("ed")
+                    and _PASSIVE.match(sentence, match.end())
+                    and _SHOULD_BE.search(sentence, 0, match.start("value"))
+                ):
+                    continue  # "target should be computed as …" says how, not a value
                 found.append((key, value))
     return tuple(found)
 
