@@ -107,6 +107,7 @@ ANTHROPIC_FAMILIES = (
     "refact-style",
     "gptme-style",
     "dc-style",
+    "clinemcp-style",
 )
 
 

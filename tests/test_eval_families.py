@@ -3,6 +3,7 @@ and that the ruler can read them."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -944,7 +945,7 @@ VARIANT = (
     "kiro-style", "plandex-style", "deepagents-style",
     "augment-style", "open-interpreter-style", "smolagents-style", "trae-style", "roo-style",
     "letta-style", "crewai-style", "autogen-style", "void-style", "refact-style",
-    "swekit-style", "gptme-style", "moatless-style", "acr-style", "dc-style",
+    "swekit-style", "gptme-style", "moatless-style", "acr-style", "dc-style", "clinemcp-style",
 )  # fmt: skip
 _CHECKBOX = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?(?: \((in progress|cancelled)\))?$")
 #: Continue's checklist lines, as its assistant writes them in its own messages.
@@ -988,6 +989,9 @@ _ACR_MARK = {"done": "completed", "now": "in_progress", "next": "pending", "drop
 #: A row of the checklist a Desktop-Commander-driven assistant keeps in its own replies.
 _DC_ITEM = re.compile(r"^- \[( |x)\] (~~)?(.+?)(~~)?( ← in progress| \(dropped\))?$")
 _DC_MARK = {" ← in progress": "in_progress", " (dropped)": "cancelled"}
+#: The focus chain's checklist a Cline tool use carries, and one of its lines.
+_CLINE_PROGRESS = re.compile(r"\n<task_progress>\n(.*?)\n</task_progress>\n", re.DOTALL)
+_CLINE_ITEM = re.compile(r"^- \[( |x)\] (.+)$")
 _REFACT_MARK = {"✅": "completed", "🔄": "in_progress", "⬜": "pending", "🚫": "cancelled"}
 #: Roo's `update_todo_list` checklist lines and their marks, as the story names them.
 _ROO_ITEM = re.compile(r"^\[([ x-])\] (.+)$")
@@ -1118,8 +1122,10 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     SWE-kit assistant lists in its own messages, gptme's todo list as the operations of its
     `todo write` blocks leave it, a Moatless agent's tasks as its CreateTasks and
     UpdateTask calls leave them, the work items an AutoCodeRover-style assistant numbers
-    in its own text, or the checklist a Desktop-Commander-driven assistant writes in its
-    replies."""
+    in its own text, the checklist a Desktop-Commander-driven assistant writes in its
+    replies, or the `<task_progress>` checklists a Cline-over-MCP assistant's XML tool uses
+    carry (each change once: the same list is sent again after the focus chain's
+    reminders)."""
     from compaction.eval.families.acr import WORK_HEADING as ACR_WORK
     from compaction.eval.families.dc import PLAN_HEADING as DC_PLAN
     from compaction.eval.families.gptme import todo_operations
@@ -1139,6 +1145,7 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
     moatless: dict[str, dict[str, Any]] = {}  # Moatless's tasks by id
     letta_plan = ""  # a letta-style agent's plan memory block
     gptme: dict[str, dict[str, str]] = {}  # gptme's todo list by id, as todo.py keeps it
+    cline_last: list[dict[str, str]] = []  # the last task_progress list a Cline tool use sent
     answers = {r.tool_call_id: r.text for m in session.conversation.messages
                for r in m.tool_results}  # fmt: skip
     for message in session.conversation.messages:
@@ -1182,6 +1189,18 @@ def _todo_lists(session: EvalSession) -> list[list[dict[str, str]]]:
             assert all(checks), text
             lists.append([{"description": m[3], "status": "completed" if m[1] == "x" else
                            _DC_MARK.get(m[5] or "", "pending")} for m in checks if m])  # fmt: skip
+        progress = _CLINE_PROGRESS.search(text)
+        if progress:  # Cline: "- [x]" done, "- [ ]" open, the first open one worked on
+            rows = [_CLINE_ITEM.match(line) for line in progress[1].splitlines()]
+            assert all(rows), progress[1]
+            items = [{"description": m[2], "status": "completed" if m[1] == "x" else "pending"}
+                     for m in rows if m]  # fmt: skip
+            waiting = [item for item in items if item["status"] == "pending"]
+            if waiting:
+                waiting[0]["status"] = "in_progress"
+            if items != cline_last:
+                lists.append(items)
+                cline_last = items
         if text.startswith(REFACT_PLAN):  # Refact: a checklist in the assistant's own words
             rows = [_REFACT_ITEM.match(line)
                     for line in text.split("\n\n", 1)[0].splitlines()[1:]]  # fmt: skip
@@ -1436,6 +1455,9 @@ _RULER_GAPS = {
     "acr-style": "the ruler reads no patch written in the assistant's text: AutoCodeRover's "
     "<file>/<original>/<patched> modifications (a new file's with an empty <original>) make "
     "no provider tool call, so no file they modify or create is extracted",
+    "clinemcp-style": "the ruler reads no tool use written as XML in the assistant's text: "
+    "Cline's <use_mcp_tool> blocks (edit_file, write_file, and run_process running git rm) "
+    "make no provider tool call, so no file they modify, create or delete is extracted",
 }
 
 
@@ -2493,6 +2515,7 @@ def _voice(family: str) -> type[Voice]:
         "moatless-style",
         "acr-style",
         "dc-style",
+        "clinemcp-style",
     ],
 )
 def test_values_never_hide_inside_each_other(family: str) -> None:
@@ -2507,7 +2530,7 @@ def test_values_never_hide_inside_each_other(family: str) -> None:
     "family",
     ["deepagents-style", "smolagents-style", "trae-style", "roo-style", "letta-style",
      "crewai-style", "autogen-style", "refact-style", "swekit-style", "gptme-style",
-     "moatless-style", "acr-style", "dc-style"],
+     "moatless-style", "acr-style", "dc-style", "clinemcp-style"],
 )  # fmt: skip
 def test_plans_never_hide_inside_each_other(family: str) -> None:
     plans = [plan for row in _voice(family).plans for plan in (row[0], row[1], row[3])]
@@ -3682,7 +3705,8 @@ def _as_anthropic(family: str) -> list[tuple[EvalSession, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize(
-    "family", ["warp-style", "augment-style", "void-style", "refact-style", "dc-style"]
+    "family",
+    ["warp-style", "augment-style", "void-style", "refact-style", "dc-style", "clinemcp-style"],
 )
 def test_tool_calls_are_tool_use_blocks_in_anthropic_messages(family: str) -> None:
     for session, payload in _as_anthropic(family):
@@ -3940,4 +3964,268 @@ def test_the_ruler_reads_the_commands_dc_style_runs_through_start_process() -> N
     for fact in session.facts:
         if fact.category == "command":
             # The ruler's probe is the whole line it ran, `cd <project> && ` included.
+            assert any(fact.probe[0] in piece for probe in extracted for piece in probe)
+
+
+#: The tools of the two MCP servers a Cline-over-MCP assistant uses, and their arguments.
+_CLINEMCP_TOOLS = {
+    "filesystem": {
+        "read_text_file": {"path", "head", "tail"},
+        "read_multiple_files": {"paths"},
+        "write_file": {"path", "content"},
+        "edit_file": {"path", "edits", "dryRun"},
+        "create_directory": {"path"},
+        "list_directory": {"path"},
+        "move_file": {"source", "destination"},
+        "search_files": {"path", "pattern"},
+        "get_file_info": {"path"},
+    },
+    "mcp-server-commands": {"run_process": {"command_line", "cwd", "timeout_ms"}},
+}
+_CLINE_USE = re.compile(
+    r"\A(?:(.+?)\n\n)?<(use_mcp_tool|ask_followup_question|attempt_completion)>\n(.*)\n</\2>\Z",
+    re.DOTALL,
+)
+_CLINE_PARAM = re.compile(r"^<(\w+)>(?:\n(.*?)\n|(.*?))</\1>$", re.DOTALL | re.MULTILINE)
+
+
+def _cline_uses(session: EvalSession) -> list[tuple[str, dict[str, str], str, list[str]]]:
+    """(tool, its parameters, the words before it, the text blocks of the user message that
+    answers it) of every tool use an assistant message writes in Cline's XML."""
+    from compaction.messages import TextPart
+
+    messages = session.conversation.messages
+    uses = []
+    for k, message in enumerate(messages):
+        if message.role != "assistant":
+            continue
+        use = _CLINE_USE.match(message.text)
+        assert use and not message.tool_calls, message.text[:200]
+        params = {m[1]: m[2] if m[2] is not None else m[3]
+                  for m in _CLINE_PARAM.finditer(use[3])}  # fmt: skip
+        answer = messages[k + 1] if k + 1 < len(messages) else None
+        blocks = [] if answer is None else [p.text for p in answer.parts
+                                            if isinstance(p, TextPart)]  # fmt: skip
+        uses.append((use[2], params, use[1] or "", blocks))
+    return uses
+
+
+def _mcp_runs(session: EvalSession) -> dict[str, list[str]]:
+    """What every run_process answered, by command line, after Cline's result line."""
+    runs: dict[str, list[str]] = {}
+    for tool, params, _, blocks in _cline_uses(session):
+        if tool == "use_mcp_tool" and params["tool_name"] == "run_process":
+            [result] = [b for b in blocks if b.startswith("[use_mcp_tool for ")]
+            command = json.loads(params["arguments"])["command_line"]
+            runs.setdefault(command, []).append(result.split(" Result:\n", 1)[1])
+    return runs
+
+
+def test_clinemcp_style_writes_one_xml_tool_use_per_message() -> None:
+    from compaction.eval.families.clinemcp import (
+        COMPLETION_DONE,
+        COMPLETION_FEEDBACK,
+        FEEDBACK,
+        ROOT,
+    )
+
+    for session in sessions("clinemcp-style"):
+        messages = session.conversation.messages
+        assert all(not m.tool_calls and not m.tool_results for m in messages)
+        first = messages[1].text
+        assert first.startswith("<task>\n") and "\n</task>" in first
+        uses = _cline_uses(session)
+        assert {tool for tool, *_ in uses} == {"use_mcp_tool", "ask_followup_question",
+                                               "attempt_completion"}  # fmt: skip
+        used: dict[str, set[str]] = {}
+        for tool, params, _, blocks in uses[:-1]:
+            # Every user message after the task ends with the environment details.
+            assert blocks[-1].startswith("<environment_details>\n# Visual Studio Code Visible")
+            assert blocks[-1].endswith("\n# Current Mode\nACT MODE\n</environment_details>")
+            if tool == "use_mcp_tool":
+                server, name = params["server_name"], params["tool_name"]
+                arguments = json.loads(params["arguments"])
+                assert set(arguments) <= _CLINEMCP_TOOLS[server][name], (server, name)
+                used.setdefault(server, set()).add(name)
+                for key in ("path", "source", "destination", "cwd"):
+                    assert arguments.get(key, ROOT).startswith(ROOT)
+                feedback = [b for b in blocks if b.startswith(FEEDBACK.split("\n")[0])]
+                results = [b for b in blocks if b.startswith(f"[use_mcp_tool for '{server}'] ")]
+                assert len(results) == 1 and len(feedback) <= 1
+                assert blocks.index(results[0]) == len(feedback)
+                assert results[0].startswith(f"[use_mcp_tool for '{server}'] Result:\n")
+            elif tool == "ask_followup_question":
+                question = params["question"]
+                assert re.fullmatch(rf"\[ask_followup_question for '{re.escape(question)}'\] "
+                                    r"Result:\n<answer>\n.+\n</answer>", blocks[0],
+                                    re.S)  # fmt: skip
+            else:
+                assert blocks[:2] == [COMPLETION_DONE, COMPLETION_FEEDBACK]
+                assert re.fullmatch(r"<feedback>\n.+\n</feedback>", blocks[2], re.S)
+                assert "task_progress" in params
+        assert set(used["filesystem"]) >= {"read_text_file", "read_multiple_files", "write_file",
+                                           "edit_file", "create_directory", "move_file",
+                                           "get_file_info"}  # fmt: skip
+        assert used["mcp-server-commands"] == {"run_process"}
+        # The task ends on attempt_completion, its result the last message.
+        tool, params, _, blocks = uses[-1]
+        assert tool == "attempt_completion" and not blocks and "task_progress" in params
+        [last] = [f for f in session.facts if f.category == "last_message"]
+        assert last.probe[0] in params["result"]
+
+
+def test_clinemcp_style_answers_with_the_servers_result_texts() -> None:
+    from compaction.eval.families.clinemcp import ROOT
+
+    for session in sessions("clinemcp-style"):
+        for tool, params, _, blocks in _cline_uses(session):
+            if tool != "use_mcp_tool":
+                continue
+            name, arguments = params["tool_name"], json.loads(params["arguments"])
+            [block] = [b for b in blocks if b.startswith("[use_mcp_tool for ")]
+            result = block.split(" Result:\n", 1)[1]
+            if name == "write_file":
+                assert result == f"Successfully wrote to {arguments['path']}"
+            elif name == "create_directory":
+                assert result == f"Successfully created directory {arguments['path']}"
+            elif name == "move_file":
+                assert result == (f"Successfully moved {arguments['source']} to "
+                                  f"{arguments['destination']}")  # fmt: skip
+                assert arguments["destination"].startswith(f"{ROOT}/tests/fixtures/")
+            elif name == "edit_file":
+                # jsdiff's two-file patch of the one edit, fenced as a diff.
+                [edit] = arguments["edits"]
+                path = arguments["path"]
+                assert arguments["dryRun"] is False
+                assert result.startswith(f"```diff\nIndex: {path}\n{'=' * 67}\n--- {path}\t"
+                                         f"original\n+++ {path}\tmodified\n@@ -")  # fmt: skip
+                assert result.endswith("\n```\n\n")
+                assert f"\n-{edit['oldText']}\n+{edit['newText']}\n" in result
+                hunk = re.search(r"\n@@ -(\d+),(\d+) \+\1,(\d+) @@\n", result)
+                assert hunk and hunk[2] == hunk[3]
+                body = result[hunk.end() :].removesuffix("```\n\n").rstrip("\n").split("\n")
+                assert len(body) == int(hunk[2]) + 1
+            elif name == "read_multiple_files":
+                parts = result.split("\n---\n")
+                assert [p.split(":\n", 1)[0] for p in parts] == arguments["paths"]
+            elif name == "get_file_info":
+                rows = dict(line.split(": ", 1) for line in result.split("\n"))
+                assert list(rows) == ["size", "created", "modified", "accessed", "isDirectory",
+                                      "isFile", "permissions"]  # fmt: skip
+                assert re.fullmatch(r"\w{3} Nov \d\d 2026 \d\d:\d\d:\d\d GMT\+0100 \(Central "
+                                    r"European Standard Time\)", rows["created"])  # fmt: skip
+            elif name == "list_directory":
+                assert all(re.fullmatch(r"\[(DIR|FILE)\] [\w.-]+", row)
+                           for row in result.split("\n"))  # fmt: skip
+            elif name == "search_files":
+                assert result == "No matches found" or all(
+                    row.startswith(arguments["path"] + "/") for row in result.split("\n")
+                )
+            elif name == "read_text_file" and "head" in arguments:
+                assert result.count("\n") == arguments["head"]
+            elif name == "run_process":
+                # EXIT_CODE, then STDOUT and STDERR when not empty; "Error:" on a failure.
+                code = re.match(r"(Error:\n)?(\d+)(\n\n|\Z)", result)
+                assert code and bool(code[1]) == (code[2] != "0"), result[:80]
+                assert arguments["cwd"] == ROOT
+
+
+def test_clinemcp_style_speaks_raco_rackunit_and_time() -> None:
+    from compaction.eval.families.clinemcp import BENCH, BUILD, ROOT, TESTS_COMMAND
+
+    rule = "-" * 20
+    for session in sessions("clinemcp-style"):
+        runs = _mcp_runs(session)
+        failed, ok = runs[BUILD]
+        assert re.fullmatch(rf"Error:\n1\n\n{ROOT}/private/\w+\.rkt:88:(\d+): tenant-id: unbound "
+                            r"identifier\n  in: tenant-id\n  compilation context\.\.\.:\n"
+                            rf"   {ROOT}/main\.rkt\n", failed)  # fmt: skip
+        assert ok == "0"
+        # raco test: file lines and the summary on stdout, rackunit's blocks on stderr.
+        first, last = runs[TESTS_COMMAND]
+        summaries = []
+        for output, failures in ((first, 3), (last, 1)):
+            code, stdout, stderr = output.split("\n\n", 2)
+            assert code == "Error:\n1"
+            lines = stdout.split("\n")
+            assert all(re.fullmatch(r'raco test: "tests/[\w-]+-test\.rkt"', x) for x in lines[:-1])
+            [(bad, _)] = re.findall(r"^(\d+)/(\d+) test failures$", lines[-1])
+            assert int(bad) == failures
+            summaries.append(lines[-1])
+            blocks = re.findall(
+                rf"^{rule}\n(\w+: [a-z ]+)\nFAILURE\nname:       check-equal\?\nlocation:   "
+                rf"{ROOT}/tests/(\w+)-test\.rkt:\d+:4\nactual:     .+\nexpected:   .+\n{rule}$",
+                stderr,
+                re.M,
+            )
+            assert len(blocks) == failures
+            assert all(test.startswith(module + ": ") for test, module in blocks)
+        [status] = [f for f in session.facts if f.category == "test_status"]
+        assert status.probe == (summaries[1],) and status.stale == (summaries[0],)
+        [still] = [f.probe[0] for f in session.facts if f.category == "error_open"]
+        assert f"{rule}\n{still}\nFAILURE\n" in last
+        # The benchmark's mean, with `time`'s line.
+        [bench] = runs[BENCH]
+        [figure] = [f.probe[0] for f in session.facts if re.fullmatch(r"\d+\.\d\d", f.probe[0])]
+        assert re.search(r"^cpu time: \d+ real time: \d+ gc time: \d+$", bench, re.M)
+        assert re.search(rf"^mean: {re.escape(figure)}\d\d µs per batch$", bench, re.M)
+        # Deletion through git rm, silent builds of the executable.
+        [gone] = [f.probe[0] for f in session.facts if f.category == "file_deleted"]
+        assert runs[f"git rm {gone}"] == [f"0\n\nrm '{gone}'\n"]
+        assert runs["raco exe -o build/sandpiper main.rkt"] == ["0"]
+
+
+def test_clinemcp_style_keeps_its_plan_in_task_progress() -> None:
+    from compaction.eval.families.clinemcp import RECOMMENDED, UPDATE_REQUIRED
+
+    for session in sessions("clinemcp-style"):
+        uses = _cline_uses(session)
+        # Until a list exists, each request recommends one.
+        assert RECOMMENDED in session.conversation.messages[1].text
+        carried = [k for k, (_, params, _, _) in enumerate(uses) if "task_progress" in params]
+        assert uses[carried[0]][3] and RECOMMENDED not in "".join(uses[carried[0]][3])
+        # A reminder restates the list; the next tool use sends it again.
+        reminded = 0
+        current = ""
+        for k, (_, params, _, blocks) in enumerate(uses[:-1]):
+            current = params.get("task_progress", current)
+            focus = [b for b in blocks if UPDATE_REQUIRED in b]
+            if focus:
+                reminded += 1
+                assert blocks.index(focus[0]) == len(blocks) - 2
+                assert f"\t\t\t\t{current}\n" in focus[0]
+                assert "task_progress" in uses[k + 1][1]
+        assert reminded >= 3
+        lists = _todo_lists(session)
+        assert [i["status"] for i in lists[0]] == ["in_progress"] + ["pending"] * 4
+        # No cancelled state: the dropped item is left out of the last list.
+        assert len(lists[-2]) == 6 and len(lists[-1]) == 5
+        for fact in session.facts:
+            if fact.category == "todo":
+                assert any(fact.probe[0] in p.get("task_progress", "") for _, p, _, _ in uses)
+
+
+def test_clinemcp_style_is_measured_as_anthropic_messages_too() -> None:
+    for _, payload in _as_anthropic("clinemcp-style"):
+        assert payload["system"].startswith("You are Cline, a highly skilled software engineer")
+        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        # XML in the text: no tool_use, no tool_result, only text blocks.
+        assert {b["type"] for b in blocks} == {"text"}
+        roles = [m["role"] for m in payload["messages"]]
+        assert all(a != b for a, b in itertools.pairwise(roles))
+        assert ANTHROPIC.validate(ANTHROPIC.decode(payload)) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the ruler reads no tool use written as XML in the assistant's text: "
+    "mcp-server-commands' run_process {command_line} inside Cline's <use_mcp_tool> makes no "
+    "provider tool call, so no command it runs is extracted",
+)
+def test_the_ruler_reads_the_commands_clinemcp_style_runs_through_run_process() -> None:
+    session = sessions("clinemcp-style")[0]
+    extracted = [f.probe for f in extract_probes(session.conversation) if f.category == "command"]
+    for fact in session.facts:
+        if fact.category == "command":
             assert any(fact.probe[0] in piece for probe in extracted for piece in probe)

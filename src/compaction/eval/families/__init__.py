@@ -20,6 +20,7 @@ from compaction.eval.families.augment import AugmentVoice
 from compaction.eval.families.autogen import AutoGenVoice
 from compaction.eval.families.claude_code import ClaudeCodeVoice
 from compaction.eval.families.cline import ClineVoice
+from compaction.eval.families.clinemcp import ClineMcpVoice
 from compaction.eval.families.codex import CodexVoice
 from compaction.eval.families.continue_dev import ContinueVoice
 from compaction.eval.families.copilot import CopilotVoice
@@ -86,6 +87,7 @@ _VOICES: tuple[type[Voice], ...] = (
     MoatlessVoice,
     AcrVoice,
     DesktopCommanderVoice,
+    ClineMcpVoice,
 )
 #: Family name → session writer (seed, target tokens) → EvalSession.
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
