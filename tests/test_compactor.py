@@ -547,8 +547,19 @@ def _observed_session() -> list[Message]:
     return [*steps, say("assistant", "No stall anywhere.")]
 
 
+def _cline_xml_session() -> list[Message]:
+    """Cline's classic protocol: a tool use written as XML, its result a user turn."""
+    steps: list[Message] = []
+    for i in range(6):
+        use = f"<execute_command>\n<command>cat logs/w_{i}.log</command>\n</execute_command>"
+        steps.append(say("assistant", f"Let me look.\n\n{use}"))
+        steps.append(say("user", f"[execute_command for 'cat logs/w_{i}.log'] Result:\n{_log(i)}"))
+    return [*steps, say("assistant", "No stall anywhere.")]
+
+
 @pytest.mark.parametrize(
-    "steps", [_react_session, _autogen_session, _smolagents_session, _observed_session]
+    "steps",
+    [_react_session, _autogen_session, _smolagents_session, _observed_session, _cline_xml_session],
 )
 def test_outputs_an_agent_writes_into_text_are_masked_like_tool_results(
     steps: Callable[[], list[Message]],

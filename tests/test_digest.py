@@ -15,7 +15,7 @@ from compaction.summarize.digest import (
     render,
     summary_message,
 )
-from compaction.summarize.digest.events import outcome_of_result
+from compaction.summarize.digest.events import outcome_of_result, output_in_text
 
 
 def rendered(ledger: Ledger, budget: int | None = None) -> str:
@@ -2716,3 +2716,61 @@ def test_a_passive_verb_after_should_be_is_no_value_set() -> None:
         ("result cache", "disabled"),
     )
     assert signals.value_settings("Retries should be 5.") == (("retries", "5"),)
+
+
+def test_tool_uses_written_as_xml_and_their_results_are_actions_and_output() -> None:
+    # Cline's classic protocol: one XML tool use at the end of the assistant's text, its
+    # result a user turn `[tool for 'x'] Result:`; MCP tools through `use_mcp_tool`.
+    def use(server: str, tool: str, arguments: dict[str, object]) -> Message:
+        return say(
+            "assistant",
+            f"Next step.\n\n<use_mcp_tool>\n<server_name>{server}</server_name>\n"
+            f"<tool_name>{tool}</tool_name>\n<arguments>\n{json.dumps(arguments)}\n"
+            "</arguments>\n<task_progress>\n- [x] read the relay\n- [ ] fix the retry\n"
+            "</task_progress>\n</use_mcp_tool>",
+        )
+
+    details = "\n\n<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"
+    messages = [
+        say("user", "<task>\nFix the relay's retry.\n</task>" + details),
+        use("filesystem", "write_file", {"path": "/w/private/retry.rkt", "content": "x"}),
+        say(
+            "user",
+            "[use_mcp_tool for 'filesystem'] Result:\nSuccessfully wrote to "
+            "/w/private/retry.rkt" + details,
+        ),
+        use("commands", "run_process", {"command_line": "raco test tests"}),
+        say(
+            "user",
+            "The user provided the following feedback:\n<feedback>\nKeep the retry cap "
+            "at 3.\n</feedback>\n\n[use_mcp_tool for 'commands'] Result:\nEXIT_CODE: 1\n"
+            "1/12 test failures" + details,
+        ),
+        say(
+            "assistant",
+            "<ask_followup_question>\n<question>Anything else?</question>\n"
+            "</ask_followup_question>",
+        ),
+        say(
+            "user",
+            "[ask_followup_question for 'Anything else?'] Result:\n<answer>\nNever log "
+            "the API key.\n</answer>" + details,
+        ),
+        say(
+            "assistant",
+            "<attempt_completion>\n<result>\nThe retry is fixed.\n</result>\n</attempt_completion>",
+        ),
+    ]
+    ledger = extract_ledger(messages)
+    text = rendered(ledger)
+    said = user_messages(ledger)
+    assert "Never log the API key." in said  # the answer to the agent's question
+    question, answer = messages[-3], messages[-2]
+    assert output_in_text(answer, question) is None  # never masked as output
+    assert output_in_text(messages[2], messages[1]) == (0, 0)
+    assert not any("Result:" in s or "Successfully wrote" in s for s in said), said
+    assert any("Keep the retry cap at 3." in s for s in said)
+    assert "/w/private/retry.rkt (created)" in text
+    assert "`raco test tests` → " in text and "`raco test tests` → ok" not in text
+    assert "[ ] fix the retry" in text or "- fix the retry" in text
+    assert "The retry is fixed." in text

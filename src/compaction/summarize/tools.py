@@ -1481,6 +1481,9 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
     step = react_step(text)
     if step is not None:
         actions.extend(actions_of_call(step.tool, step.arguments))
+    use = xml_tool_use(text)
+    if use is not None:
+        actions.extend(actions_of_call(*use))
     if blocks:
         tag, body, before, argument = blocks[-1]
         if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
@@ -1530,6 +1533,40 @@ def react_step(text: str) -> ReactStep | None:
         arguments = {"input": raw}
     observation = text[observed.end() :] if observed else None
     return ReactStep(found.group(1), arguments, observation, found.start())
+
+
+# A tool use written as XML at the end of the assistant's text (Cline's and Roo Code's classic
+# protocol): `<tool>` then one `<parameter>value</parameter>` per argument, then `</tool>`.
+_XML_TOOL_USE = re.compile(r"<([a-z][a-z0-9_]*)>\s*\n?(\s*<([a-z][a-z0-9_]*)>.*)</\1>\s*\Z", re.S)
+_XML_PARAMETER = re.compile(r"<([a-z][a-z0-9_]*)>\n?(.*?)\n?</\1>", re.S)
+#: The tool that calls another through an MCP server, and where it names that tool.
+_MCP_CALL = "use_mcp_tool"
+
+
+def xml_tool_use(text: str) -> tuple[str, dict[str, object]] | None:
+    """(tool, arguments) of a tool use written as XML at the end of `text`; an MCP server's
+    tool called through `use_mcp_tool` is that tool, with its JSON arguments (and the
+    use's other parameters, a `task_progress` checklist). None when `text` ends on none."""
+    if "</" not in text:
+        return None
+    found = _XML_TOOL_USE.search(text)
+    if found is None:
+        return None
+    arguments: dict[str, object] = dict(_XML_PARAMETER.findall(found.group(2)))
+    if not arguments:
+        return None
+    name = found.group(1)
+    if name == _MCP_CALL and isinstance(arguments.get("tool_name"), str):
+        try:
+            inner = json.loads(str(arguments.get("arguments") or "{}"))
+        except ValueError:
+            inner = None
+        rest = {
+            k: v for k, v in arguments.items() if k not in ("server_name", "tool_name", "arguments")
+        }
+        name = str(arguments["tool_name"])
+        arguments = {**(inner if isinstance(inner, dict) else {}), **rest}
+    return name, arguments
 
 
 def _line_before(text: str, position: int) -> str:

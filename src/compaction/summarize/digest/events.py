@@ -172,6 +172,22 @@ class Reader:
             return
         if message.role == "user":
             text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
+            result = _XML_TOOL_RESULT.search(text) if not message.tool_results else None
+            if result is not None and (self._awaiting or result.start() == 0):
+                # The result of a tool use written as XML (Cline): output, and the user's
+                # feedback on the use, when they gave one, before it; the result of a
+                # question to the user is the user's answer.
+                output = text[result.end() :]
+                if any(a.kind == "ask" for a in tools.actions_of_call(result.group(1), {})):
+                    self._pending_actions, self._awaiting = [], False
+                    if answer := signals.own_words(tools.answer_of(output)):
+                        yield UserSaid(answer)
+                        self._question = _question_in(answer)
+                else:
+                    yield from self._outcome(output, after_summary=after_summary)
+                text = text[: result.start()].strip()
+                if not text:
+                    return
             if not message.tool_results and (
                 _ENVIRONMENT_REPLY.match(text) or (self._awaiting and _OUTPUT_SHAPE.match(text))
             ):
@@ -651,6 +667,10 @@ NO_OUTPUT = "no output seen"
 _NEXT_TASK = "\nNew task:\n"
 # A user message only an environment writes, whatever came before it: AutoGen's code
 # executors' reply, mini-SWE-agent's, an output masked where it stood.
+# The header of a tool use's result in Cline's classic protocol: `[read_file for 'a.py']
+# Result:`, `[use_mcp_tool for 'filesystem'] Result:`.
+_XML_TOOL_RESULT = re.compile(r"^\[([a-z][a-z0-9_]*)(?: for '[^'\n]*')?\] Result:[ \t]*\n?", re.M)
+
 _ENVIRONMENT_REPLY = re.compile(
     r"\A\s*(?:exitcode: -?\d+ \(execution (?:succeeded|failed)\)\nCode output:"
     r"|<returncode>-?\d+</returncode>|<system>(?:(?!<system>).)*</system>\s*\Z|"
@@ -687,6 +707,11 @@ def output_in_text(message: Message, before: Message | None = None) -> tuple[int
             and not before.tool_calls
             and bool(_text_actions(before.text))
         )
+        result = _XML_TOOL_RESULT.search(text)
+        if result is not None and (awaited or result.start() == 0):
+            if any(a.kind == "ask" for a in tools.actions_of_call(result.group(1), {})):
+                return None  # the user's answer to the agent's question: their words
+            return index, result.start()  # the user's feedback before it stays
         # `Output: …` a user may write too: it is read as output there, never masked.
         shaped = _OUTPUT_SHAPE.match(text) is not None and not _USERS_TOO.match(text)
         return (index, 0) if awaited and shaped else None
