@@ -1537,7 +1537,7 @@ def react_step(text: str) -> ReactStep | None:
 
 # A tool use written as XML at the end of the assistant's text (Cline's and Roo Code's classic
 # protocol): `<tool>` then one `<parameter>value</parameter>` per argument, then `</tool>`.
-_XML_TOOL_USE = re.compile(r"<([a-z][a-z0-9_]*)>\s*\n?(\s*<([a-z][a-z0-9_]*)>.*)</\1>\s*\Z", re.S)
+_XML_CLOSE = re.compile(r"</([a-z][a-z0-9_]*)>\s*\Z")
 _XML_PARAMETER = re.compile(r"<([a-z][a-z0-9_]*)>\n?(.*?)\n?</\1>", re.S)
 #: The tool that calls another through an MCP server, and where it names that tool.
 _MCP_CALL = "use_mcp_tool"
@@ -1547,15 +1547,19 @@ def xml_tool_use(text: str) -> tuple[str, dict[str, object]] | None:
     """(tool, arguments) of a tool use written as XML at the end of `text`; an MCP server's
     tool called through `use_mcp_tool` is that tool, with its JSON arguments (and the
     use's other parameters, a `task_progress` checklist). None when `text` ends on none."""
-    if "</" not in text:
+    if not text.rstrip().endswith(">"):
         return None
-    found = _XML_TOOL_USE.search(text)
-    if found is None:
+    close = _XML_CLOSE.search(text, max(len(text.rstrip()) - 80, 0))
+    if close is None:
         return None
-    arguments: dict[str, object] = dict(_XML_PARAMETER.findall(found.group(2)))
+    name = close.group(1)
+    start = text.rfind(f"<{name}>", 0, close.start())
+    body = text[start + len(name) + 2 : close.start()] if start != -1 else ""
+    if not body.lstrip().startswith("<"):
+        return None
+    arguments: dict[str, object] = dict(_XML_PARAMETER.findall(body))
     if not arguments:
         return None
-    name = found.group(1)
     if name == _MCP_CALL and isinstance(arguments.get("tool_name"), str):
         try:
             inner = json.loads(str(arguments.get("arguments") or "{}"))

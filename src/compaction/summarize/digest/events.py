@@ -665,12 +665,11 @@ _USERS_TOO = re.compile(r"^\s*Output:")
 NO_OUTPUT = "no output seen"
 # smolagents starts the user's next task, merged into the reply before it, with this line.
 _NEXT_TASK = "\nNew task:\n"
-# A user message only an environment writes, whatever came before it: AutoGen's code
-# executors' reply, mini-SWE-agent's, an output masked where it stood.
 # The header of a tool use's result in Cline's classic protocol: `[read_file for 'a.py']
 # Result:`, `[use_mcp_tool for 'filesystem'] Result:`.
 _XML_TOOL_RESULT = re.compile(r"^\[([a-z][a-z0-9_]*)(?: for '[^'\n]*')?\] Result:[ \t]*\n?", re.M)
-
+# A user message only an environment writes, whatever came before it: AutoGen's code
+# executors' reply, mini-SWE-agent's, an output masked where it stood.
 _ENVIRONMENT_REPLY = re.compile(
     r"\A\s*(?:exitcode: -?\d+ \(execution (?:succeeded|failed)\)\nCode output:"
     r"|<returncode>-?\d+</returncode>|<system>(?:(?!<system>).)*</system>\s*\Z|"
