@@ -172,13 +172,13 @@ class Reader:
             return
         if message.role == "user":
             text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
-            result = _XML_TOOL_RESULT.search(text) if not message.tool_results else None
+            result = _xml_tool_result(text) if not message.tool_results else None
             if result is not None and (self._awaiting or result.start() == 0):
                 # The result of a tool use written as XML (Cline): output, and the user's
                 # feedback on the use, when they gave one, before it; the result of a
                 # question to the user is the user's answer.
                 output = text[result.end() :]
-                if any(a.kind == "ask" for a in tools.actions_of_call(result.group(1), {})):
+                if _asks_user(result.group(1)):
                     self._pending_actions, self._awaiting = [], False
                     if answer := signals.own_words(tools.answer_of(output)):
                         yield UserSaid(answer)
@@ -531,7 +531,7 @@ def _read_result(
         if errors:
             yield ToolFinished("an earlier tool call", False, errors)
         return
-    if any(action.kind == "ask" for action in call_actions(call.name, call.arguments)):
+    if _asks_user(call.name, call.arguments):
         answer = signals.own_words(tools.answer_of(text))
         if answer:
             yield UserSaid(answer)
@@ -668,6 +668,19 @@ _NEXT_TASK = "\nNew task:\n"
 # The header of a tool use's result in Cline's classic protocol: `[read_file for 'a.py']
 # Result:`, `[use_mcp_tool for 'filesystem'] Result:`.
 _XML_TOOL_RESULT = re.compile(r"^\[([a-z][a-z0-9_]*)(?: for '[^'\n]*')?\] Result:[ \t]*\n?", re.M)
+
+
+def _xml_tool_result(text: str) -> re.Match[str] | None:
+    """Where the result of a tool use written as XML starts in a user message, if it holds
+    one (a substring test first: most user messages hold none)."""
+    return _XML_TOOL_RESULT.search(text) if "] Result:" in text else None
+
+
+def _asks_user(name: str, arguments: str = "{}") -> bool:
+    """Whether a tool asks the user a question (its result is the user's answer)."""
+    return any(action.kind == "ask" for action in call_actions(name, arguments))
+
+
 # A user message only an environment writes, whatever came before it: AutoGen's code
 # executors' reply, mini-SWE-agent's, an output masked where it stood.
 _ENVIRONMENT_REPLY = re.compile(
@@ -706,9 +719,9 @@ def output_in_text(message: Message, before: Message | None = None) -> tuple[int
             and not before.tool_calls
             and bool(_text_actions(before.text))
         )
-        result = _XML_TOOL_RESULT.search(text)
+        result = _xml_tool_result(text)
         if result is not None and (awaited or result.start() == 0):
-            if any(a.kind == "ask" for a in tools.actions_of_call(result.group(1), {})):
+            if _asks_user(result.group(1)):
                 return None  # the user's answer to the agent's question: their words
             return index, result.start()  # the user's feedback before it stays
         # `Output: …` a user may write too: it is read as output there, never masked.

@@ -1451,18 +1451,21 @@ class AnswersState:
     answers: list[tuple[float, str]] = field(default_factory=list)  # (score, text), in order
 
 
-def _answer_sentences(event: AssistantSaid) -> list[str]:
+def _answer_sentences(event: AssistantSaid) -> tuple[str, ...]:
     """The sentences of prose that answer the user's question: its first two, less a to-do
     or a decision (their sections have them)."""
-    if event.answers is None:
-        return []
-    return [
+    return () if event.answers is None else _first_sentences(event.text)
+
+
+@text_cache()
+def _first_sentences(text: str) -> tuple[str, ...]:
+    """The first two sentences of prose, less a to-do or a decision, clipped (read once for
+    the answers section and the notes section alike)."""
+    return tuple(
         signals.clip(sentence, 300)
-        for n, (sentence, todo, _done, decision, _note) in enumerate(
-            signals.prose_signals(event.text)
-        )
+        for n, (sentence, todo, _done, decision, _note) in enumerate(signals.prose_signals(text))
         if n < 2 and not (todo or decision)
-    ]
+    )
 
 
 class Answers(Section[AnswersState]):
