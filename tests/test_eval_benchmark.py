@@ -30,7 +30,7 @@ from compaction.eval.metrics import (
 )
 from compaction.eval.probes import Fact
 from compaction.eval.sessions import EvalSession
-from compaction.messages import Conversation, Message, SummaryPart
+from compaction.messages import Conversation, Message, SummaryPart, TextPart
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -108,6 +108,35 @@ def test_a_stale_value_restated_in_the_compactions_own_words_is_stale_as_current
         )
     )
     assert restated_stale([fact], before, superseded) == []
+    # So does the verbatim text after the summary in the same message (Anthropic Messages
+    # fold a summary into the user turn holding the next tool result).
+    folded = before.with_messages(
+        (
+            Message(
+                role="user",
+                parts=(
+                    SummaryPart("- cache TTL: 10 minutes"),
+                    TextPart("Make the cache TTL 30 minutes instead of 10 minutes, please."),
+                ),
+            ),
+            before.messages[-1],
+        )
+    )
+    assert restated_stale([fact], before, folded) == []
+    # What comes before the summary in its message does not.
+    first = before.with_messages(
+        (
+            Message(
+                role="user",
+                parts=(
+                    TextPart("Make the cache TTL 30 minutes instead of 10 minutes, please."),
+                    SummaryPart("- cache TTL: 10 minutes"),
+                ),
+            ),
+            before.messages[-1],
+        )
+    )
+    assert restated_stale([fact], before, first) == [fact]
 
 
 def test_the_protected_content_is_what_the_compactor_keeps_verbatim() -> None:

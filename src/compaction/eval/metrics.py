@@ -386,8 +386,10 @@ def restated_stale(facts: Sequence[Fact], before: Conversation, after: Conversat
     texts = [message_text(m).casefold() for m in after.messages]
     # Each added message's lines, with the text of everything after it: a later message
     # that shows the current form supersedes what the summary said.
+    # The verbatim parts after a summary in its own message count as later too (Anthropic
+    # Messages fold a summary into the user turn holding the next tool result).
     added = [
-        (text.split("\n"), "\n".join(texts[k + 1 :]))
+        (text.split("\n"), "\n".join((_after_summary(m).casefold(), *texts[k + 1 :])))
         for k, (m, text) in enumerate(zip(after.messages, texts, strict=True))
         if message_text(m) not in seen
     ]
@@ -405,6 +407,12 @@ def restated_stale(facts: Sequence[Fact], before: Conversation, after: Conversat
                 found.append(fact)
                 break
     return found
+
+
+def _after_summary(message: Message) -> str:
+    """The text of a message's parts after its last summary part ("" without one)."""
+    last = max((i for i, p in enumerate(message.parts) if isinstance(p, SummaryPart)), default=-1)
+    return message_text(message.with_parts(message.parts[last + 1 :])) if last >= 0 else ""
 
 
 def _restates(
