@@ -581,6 +581,9 @@ def test_outputs_an_agent_writes_into_text_are_masked_like_tool_results(
     for before, now in masked:
         if before.role == "assistant":  # the thought and the action stay verbatim
             assert now.text.startswith(before.text.partition("Observation: ")[0] + "Obs")
+        elif "] Result:" in before.text:  # a result's header names the use: it stays
+            header = before.text.partition("\n")[0]
+            assert now.text.startswith(f"{header}\n{MASK_PREFIX}")
         else:  # the environment's own message: all of it is the output
             assert now.text.startswith(MASK_PREFIX)
         handle = now.text.split("original kept as ")[1].split("]")[0]

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from compaction.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from compaction.strategies.mask import MaskStrategy
 from compaction.summarize import signals
 from compaction.summarize.digest import (
     Ledger,
@@ -1578,6 +1579,8 @@ def test_a_message_that_speaks_of_a_decision_then_decides_anew_replaces_it() -> 
     [
         "The Redis cache for pricing is in place with LRU eviction configured.",
         "Redis cache for pricing works; eviction under the replay load looks right.",
+        # A setting whose words meet the decision's, given a value: the values' news.
+        "Set the Redis pricing cache eviction size to 512 entries in config/app.toml.",
     ],
 )
 def test_a_remark_on_how_a_decision_goes_does_not_replace_it(remark: str) -> None:
@@ -2767,10 +2770,110 @@ def test_tool_uses_written_as_xml_and_their_results_are_actions_and_output() -> 
     assert "Never log the API key." in said  # the answer to the agent's question
     question, answer = messages[-3], messages[-2]
     assert output_in_text(answer, question) is None  # never masked as output
-    assert output_in_text(messages[2], messages[1]) == (0, 0)
+    header = "[use_mcp_tool for 'filesystem'] Result:\n"
+    assert output_in_text(messages[2], messages[1]) == (0, len(header))
     assert not any("Result:" in s or "Successfully wrote" in s for s in said), said
     assert any("Keep the retry cap at 3." in s for s in said)
     assert "/w/private/retry.rkt (created)" in text
     assert "`raco test tests` → " in text and "`raco test tests` → ok" not in text
     assert "[ ] fix the retry" in text or "- fix the retry" in text
     assert "The retry is fixed." in text
+
+
+def test_a_tool_use_written_as_xml_is_no_prose_and_its_flagged_error_fails() -> None:
+    # The XML of a tool use is the action, not the assistant's words: its JSON arguments
+    # and task_progress checklist were read as notes and as what the assistant said last.
+    # Cline puts "Error:" first in the result of an MCP tool flagged as an error: the build
+    # it ran failed, and the fix the later clean run made was lost ("→ ok").
+    def run(command: str, reason: str) -> Message:
+        return say(
+            "assistant",
+            f"{reason}\n\n<use_mcp_tool>\n<server_name>commands</server_name>\n"
+            "<tool_name>run_process</tool_name>\n<arguments>\n"
+            + json.dumps({"command_line": command, "cwd": "/w/sandpiper"}, indent=2)
+            + "\n</arguments>\n<task_progress>\n- [x] read the relay\n"
+            "- [ ] fix the retry\n</task_progress>\n</use_mcp_tool>",
+        )
+
+    details = "\n\n<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"
+    messages = [
+        say("user", "<task>\nFix the relay's retry.\n</task>" + details),
+        run("raco make main.rkt", "The retry module now uses the shared client."),
+        say(
+            "user",
+            "[use_mcp_tool for 'commands'] Result:\nError:\n1\n\n"
+            "/w/sandpiper/private/scheduler.rkt:88:28: tenant-id: unbound identifier\n"
+            "  in: tenant-id\n" + details,
+        ),
+        run("raco make main.rkt", "Bound tenant-id in the scheduler."),
+        say("user", "[use_mcp_tool for 'commands'] Result:\n" + details),
+    ]
+    ledger = extract_ledger(messages)
+    text = rendered(ledger)
+    assert "tenant-id: unbound identifier" in text, text
+    assert '"cwd"' not in text and "<use_mcp_tool>" not in text and "run_process" not in text
+    assert "The retry module now uses the shared client." in text
+    # The masked output says the same.
+    masked = MaskStrategy(min_chars=10).mask_text(messages[2], None, messages[1])
+    assert masked is not None and "tenant-id: unbound identifier" in masked.text
+
+
+def test_rackunit_failures_are_named() -> None:
+    output = (
+        'raco test: "tests/notifier-test.rkt"\n3/40 test failures\n\n\n'
+        "--------------------\nnotifier: gives up after the third failed attempt\nFAILURE\n"
+        "name:       check-equal?\nlocation:   /w/tests/notifier-test.rkt:41:4\n"
+        "actual:     2\nexpected:   3\n--------------------\n"
+        "--------------------\nFAILURE\nname:       check-true\n"
+        "location:   /w/tests/scheduler-test.rkt:12:2\n--------------------\n"
+    )
+    outcome, errors = signals.outcome_of(output, is_error=True)
+    assert outcome != "ok"
+    assert errors[0] == (
+        "notifier: gives up after the third failed attempt (/w/tests/notifier-test.rkt:41:4)"
+    )
+
+
+def test_an_xml_tool_result_among_other_text_blocks_is_output() -> None:
+    # Cline's user turn is several text blocks: the user's feedback, the tool's result,
+    # a reminder, the environment details. The result is masked where it stands; the
+    # other blocks stay.
+    use = say(
+        "assistant",
+        "Reading the log.\n\n<use_mcp_tool>\n<server_name>filesystem</server_name>\n"
+        "<tool_name>read_text_file</tool_name>\n<arguments>\n"
+        '{"path": "/w/logs/relay.log", "tail": 60}\n</arguments>\n</use_mcp_tool>',
+    )
+    log = "\n".join(f"2026-11-20T14:{i:02d}:00Z relay delivered batch {i}" for i in range(60))
+    feedback = "The user provided the following feedback:\n<feedback>\nKeep it short.\n</feedback>"
+    details = "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"
+    reply = Message(
+        role="user",
+        parts=(
+            TextPart(feedback),
+            TextPart("[use_mcp_tool for 'filesystem'] Result:\n" + log),
+            TextPart(details),
+        ),
+    )
+    header = "[use_mcp_tool for 'filesystem'] Result:\n"
+    assert output_in_text(reply, use) == (1, len(header))  # the header stays
+    masked = MaskStrategy().mask_text(
+        reply, ("read_text_file", '{"path": "/w/logs/relay.log"}'), use
+    )
+    assert masked is not None
+    assert masked.parts[0] == reply.parts[0] and masked.parts[2] == reply.parts[2]
+    assert "relay delivered batch 30" not in masked.text
+    assert masked.parts[1].text.startswith(header)  # type: ignore[union-attr]
+    # Older Cline: the header is a block of its own, the output the next.
+    split = Message(
+        role="user",
+        parts=(
+            TextPart("[use_mcp_tool for 'filesystem'] Result:"),
+            TextPart(log),
+            TextPart(details),
+        ),
+    )
+    assert output_in_text(split, use) == (1, 0)
+    # The user's words alone in several blocks are never output.
+    words = Message(role="user", parts=(TextPart("Keep it short."), TextPart(details)))
+    assert output_in_text(words, use) is None

@@ -287,11 +287,10 @@ def _masked_outputs(masked: Message, original: Message) -> list[_MaskedOutput]:
         if isinstance(part, ToolResultPart) and isinstance(was_part, ToolResultPart):
             found.append((i, "", part.text, was_part.text))
     where = output_in_text(masked)
-    # A user message's output is all of its text (found so beside the action before it).
-    if where is not None and original.role == "user":
-        was: tuple[int, int] | None = (where[0], 0)
-    else:
-        was = output_in_text(original)
+    was = output_in_text(original)
+    if where is not None and was is None and original.role == "user":
+        # A user message's output is all of its text (found so beside the action before it).
+        was = (where[0], 0)
     if where is not None and was is not None and where[0] == was[0]:
         text = _text_of(masked, where)
         before = masked.parts[where[0]].text[: where[1]]  # type: ignore[union-attr]

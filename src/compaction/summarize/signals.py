@@ -496,6 +496,9 @@ _FAILED_TEST = re.compile(
     # gleeunit's: what failed and where, then ` test: module.function` on the next line.
     r"|(?:let assert|assert|panic|todo|Error|Exception) (?P<gl_at>\S+\.gleam:\d+)\n"
     r"\s*test: (?P<gl>[^\n]{3,160})"
+    # rackunit's: the test case's name under a rule, its verdict, then where it failed.
+    r"|-{20}\n(?P<rk>(?!(?:FAILURE|ERROR)\n)[^\n]{3,160})\n(?:FAILURE|ERROR)\n"
+    r"(?:(?:(?!-{20})[^\n]*\n){0,8}?location:\s+(?P<rk_at>\S+))?"
     r"|\d{1,5}\s+-\s+[\w.:/<>-]+\s+\((?:Failed|SEGFAULT|Timeout|Subprocess aborted|"
     r"Exception|Not Run)\))\s*$",
     re.MULTILINE,
@@ -526,10 +529,12 @@ def _failed_tests(text: str, limit: int = 3) -> tuple[str, ...]:
     """The first tests a failing run lists as failed, by the shape of its list."""
     found: list[str] = []
     for match in _FAILED_TEST.finditer(text):
-        if match["name"] or match["test"] or match["tap"] or match["gl"]:
-            name = match["name"] or match["test"] or match["tap"] or match["gl"]
-            where = match["where"] or match["at"] or match["tap_at"] or match["gl_at"]
-            line = f"{name} ({where})"
+        name = match["name"] or match["test"] or match["tap"] or match["gl"] or match["rk"]
+        if name:
+            where = (
+                match["where"] or match["at"] or match["tap_at"] or match["gl_at"] or match["rk_at"]
+            )
+            line = f"{name} ({where})" if where else name
         else:
             line = match.group(0).strip().rstrip(":")
         if line not in found:

@@ -1483,7 +1483,7 @@ def actions_in_text(text: str) -> tuple[Action, ...]:
         actions.extend(actions_of_call(step.tool, step.arguments))
     use = xml_tool_use(text)
     if use is not None:
-        actions.extend(actions_of_call(*use))
+        actions.extend(actions_of_call(use.tool, use.arguments))
     if blocks:
         tag, body, before, argument = blocks[-1]
         if tag in SHELL_FENCES and not _is_edit_block(body) and _is_action(tag, body, before):
@@ -1543,10 +1543,20 @@ _XML_PARAMETER = re.compile(r"<([a-z][a-z0-9_]*)>\n?(.*?)\n?</\1>", re.S)
 _MCP_CALL = "use_mcp_tool"
 
 
-def xml_tool_use(text: str) -> tuple[str, dict[str, object]] | None:
-    """(tool, arguments) of a tool use written as XML at the end of `text`; an MCP server's
-    tool called through `use_mcp_tool` is that tool, with its JSON arguments (and the
-    use's other parameters, a `task_progress` checklist). None when `text` ends on none."""
+@dataclass(frozen=True, slots=True)
+class XmlToolUse:
+    """A tool use written as XML at the end of an assistant's text: the tool, its arguments,
+    and where the use starts (the prose ends there)."""
+
+    tool: str
+    arguments: dict[str, object]
+    start: int
+
+
+def xml_tool_use(text: str) -> XmlToolUse | None:
+    """The tool use written as XML at the end of `text`; an MCP server's tool called through
+    `use_mcp_tool` is that tool, with its JSON arguments (and the use's other parameters, a
+    `task_progress` checklist). None when `text` ends on none."""
     if not text.rstrip().endswith(">"):
         return None
     close = _XML_CLOSE.search(text, max(len(text.rstrip()) - 80, 0))
@@ -1570,7 +1580,7 @@ def xml_tool_use(text: str) -> tuple[str, dict[str, object]] | None:
         }
         name = str(arguments["tool_name"])
         arguments = {**(inner if isinstance(inner, dict) else {}), **rest}
-    return name, arguments
+    return XmlToolUse(name, arguments, start)
 
 
 def _line_before(text: str, position: int) -> str:

@@ -381,6 +381,7 @@ def outcome_of_result(
     if placeholder is not None:  # a masked output states what the original said
         return placeholder.outcome, placeholder.errors, placeholder.tests
     output = signals.without_colours(output)
+    is_error = is_error or _FLAGGED_ERROR.match(output) is not None
     outcome, errors = signals.outcome_of(output, is_error=is_error)
     status = exit_status(name, output)
     if status is not None:
@@ -638,7 +639,10 @@ _TAGGED_BLOCK = re.compile(r"^(`{3,})[ \t]*[\w+.-][^\n`]*\n.*?^\1[ \t]*$\n?", re
 
 def _without_code(text: str) -> str:
     """The prose of an assistant's text: without a code agent's code, tagged code blocks,
-    nor a ReAct step's action and the observation after it."""
+    a ReAct step's action and the observation after it, nor a tool use written as XML."""
+    use = tools.xml_tool_use(text)
+    if use is not None:
+        text = text[: use.start].strip()
     if "<code>" in text:
         text = _CODE_IN_PROSE.sub("", text).strip()
     if "```" in text:
@@ -667,13 +671,41 @@ NO_OUTPUT = "no output seen"
 _NEXT_TASK = "\nNew task:\n"
 # The header of a tool use's result in Cline's classic protocol: `[read_file for 'a.py']
 # Result:`, `[use_mcp_tool for 'filesystem'] Result:`.
-_XML_TOOL_RESULT = re.compile(r"^\[([a-z][a-z0-9_]*)(?: for '[^'\n]*')?\] Result:[ \t]*\n?", re.M)
+_XML_RESULT_HEADER = r"\[([a-z][a-z0-9_]*)(?: for '[^'\n]*')?\] Result:[ \t]*\n?"
+_XML_TOOL_RESULT = re.compile("^" + _XML_RESULT_HEADER, re.M)
+# Cline writes "Error:" on a line of its own first in the result of an MCP tool the server
+# flagged as an error (the output is read after the header, and masked with it).
+_FLAGGED_ERROR = re.compile(f"(?:{_XML_RESULT_HEADER})?Error:[ \t]*\n")
 
 
 def _xml_tool_result(text: str) -> re.Match[str] | None:
     """Where the result of a tool use written as XML starts in a user message, if it holds
     one (a substring test first: most user messages hold none)."""
     return _XML_TOOL_RESULT.search(text) if "] Result:" in text else None
+
+
+def _xml_result_in(
+    message: Message, texts: Sequence[int], *, awaited: bool
+) -> tuple[int, int] | None:
+    """Where the output of a tool use written as XML sits among a user message's text parts
+    (`texts`): after its `[tool for 'x'] Result:` header, in the header's part (the user's
+    feedback before it, the environment's details in other parts, stay), or in the next part
+    where the header is a part of its own (older Cline). A header in the part's middle
+    counts only right after a use (`awaited`). None where there is none, or where the tool
+    asked the user: the answer is the user's words."""
+    for position, index in enumerate(texts):
+        text = message.parts[index].text  # type: ignore[union-attr]
+        result = _xml_tool_result(text)
+        if result is None or not (awaited or result.start() == 0):
+            continue
+        if _asks_user(result.group(1)):
+            return None
+        if text[result.end() :].strip():
+            return index, result.end()
+        if position + 1 < len(texts):
+            return texts[position + 1], 0
+        return None
+    return None
 
 
 def _asks_user(name: str, arguments: str = "{}") -> bool:
@@ -702,6 +734,15 @@ def output_in_text(message: Message, before: Message | None = None) -> tuple[int
     if message.tool_calls or message.tool_results:
         return None
     texts = [i for i, p in enumerate(message.parts) if isinstance(p, TextPart)]
+    awaited = (
+        message.role == "user"
+        and before is not None
+        and before.role == "assistant"
+        and not before.tool_calls
+        and bool(_text_actions(before.text))
+    )
+    if len(texts) > 1 and message.role == "user":
+        return _xml_result_in(message, texts, awaited=awaited)
     if len(texts) != 1:
         return None
     index = texts[0]
@@ -713,17 +754,9 @@ def output_in_text(message: Message, before: Message | None = None) -> tuple[int
             return None
         if _ENVIRONMENT_REPLY.match(text) is not None:
             return index, 0
-        awaited = (
-            before is not None
-            and before.role == "assistant"
-            and not before.tool_calls
-            and bool(_text_actions(before.text))
-        )
-        result = _xml_tool_result(text)
-        if result is not None and (awaited or result.start() == 0):
-            if _asks_user(result.group(1)):
-                return None  # the user's answer to the agent's question: their words
-            return index, result.start()  # the user's feedback before it stays
+        found = _xml_result_in(message, texts, awaited=awaited)
+        if found is not None or _xml_tool_result(text) is not None:
+            return found
         # `Output: …` a user may write too: it is read as output there, never masked.
         shaped = _OUTPUT_SHAPE.match(text) is not None and not _USERS_TOO.match(text)
         return (index, 0) if awaited and shaped else None

@@ -1051,6 +1051,11 @@ def _supersede(decisions: list[Decision], text: str) -> None:
             d.superseded_by = text
 
 
+def _sets_a_number(sentence: str) -> bool:
+    """Whether a sentence gives a setting a figure ("Set the pool to 12 connections.")."""
+    return any(any(c.isdigit() for c in value) for _, value in signals.value_settings(sentence))
+
+
 def _names_replaced(text: str) -> bool:
     """Whether a reversal names what it replaces ("instead of Y", "scrap Y", "Y is wrong")."""
     return bool(_REPLACED.search(text) or _CALLED_WRONG.search(text))
@@ -1218,6 +1223,8 @@ class Decisions(Section[DecisionsState]):
         adding = _ADDING.search(lowered) and not _REVERSAL.search(lowered)
         if adding or _STATUS.search(lowered):
             return
+        if all(_sets_a_number(s) for s in uncued):
+            return  # a setting given a figure ("Set the pool to 12 …"): the values' news
         text = signals.clip(said, 300)
         for d in spoken_of:
             d.superseded_by = text
