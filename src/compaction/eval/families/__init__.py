@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
+from compaction.eval.families import codeact
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.acr import AcrVoice
 from compaction.eval.families.amp import AmpVoice
@@ -93,6 +94,8 @@ _VOICES: tuple[type[Voice], ...] = (
 FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
     voice.family: partial(tell, voice) for voice in _VOICES
 }
+# Written with a story of its own, not `tell`: CodeAct's text protocol on a Rust CLI.
+FAMILIES[codeact.FAMILY] = codeact.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
