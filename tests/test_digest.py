@@ -2877,3 +2877,78 @@ def test_an_xml_tool_result_among_other_text_blocks_is_output() -> None:
     # The user's words alone in several blocks are never output.
     words = Message(role="user", parts=(TextPart("Keep it short."), TextPart(details)))
     assert output_in_text(words, use) is None
+
+
+def test_codeact_actions_in_text_and_their_observations() -> None:
+    # OpenHands' CodeAct agent (text protocol): `<execute_bash>` and `<execute_ipython>`
+    # blocks in the assistant's text, the agent-skills called positionally in a cell, the
+    # environment's reply a user message "OBSERVATION:" (the user's words never).
+    trailer = "\n[Python Interpreter: /usr/bin/python]\nopenhands@a1b2:/workspace/dd $ "
+    messages = [
+        say("user", "Add a --since flag to shutterdedup; keep MSRV at 1.74."),
+        say(
+            "assistant",
+            "Starting with the flag, parsed with the `time` crate.\n<execute_ipython>\n"
+            "edit_file_by_replace(\n    '/workspace/dd/src/cli.rs',\n"
+            '    to_replace="""    pub root: PathBuf,""",\n'
+            '    new_content="""    pub root: PathBuf,\n    pub since: Option<Date>,""",\n)\n'
+            "</execute_ipython>",
+        ),
+        say(
+            "user",
+            "OBSERVATION:\n[File: /workspace/dd/src/cli.rs (86 lines total after edit)]\n"
+            "(this is the beginning of the file)\n1|use std::path::PathBuf;\n"
+            "[File updated (edited at line 9). Please review the changes and make sure they "
+            "are correct (correct indentation, no duplicate lines, etc). Edit the file again "
+            "if necessary.]\n[Jupyter current working directory: /workspace/dd]",
+        ),
+        say(
+            "assistant",
+            "Opening the scanner.\n<execute_ipython>\nopen_file('src/scan.rs')\n</execute_ipython>",
+        ),
+        say(
+            "user", "OBSERVATION:\n[File: /workspace/dd/src/scan.rs (174 lines total)]\n1|//! Walks"
+        ),
+        say(
+            "assistant",
+            "Clippy:\n<execute_bash>\ncargo clippy --all-targets -- -D warnings\n</execute_bash>",
+        ),
+        say(
+            "user",
+            "OBSERVATION:\nerror: unused import: `std::fs`\n --> src/pool.rs:2:5\n"
+            'error: could not compile `shutterdedup` (bin "shutterdedup") due to 1 previous error'
+            + trailer
+            + "\n[Command -1 finished with exit code 101]",
+        ),
+        say(
+            "assistant",
+            "Removed the import.\n<execute_bash>\ncargo clippy --all-targets -- -D warnings\n"
+            "</execute_bash>",
+        ),
+        say(
+            "user",
+            "OBSERVATION:\n    Finished `dev` profile"
+            + trailer
+            + "\n[Command -1 finished with exit code 0]",
+        ),
+        say("assistant", "Done: --since is in.\n<finish></finish>"),
+    ]
+    ledger = extract_ledger(messages)
+    text = rendered(ledger)
+    said = user_messages(ledger)
+    assert said == ["Add a --since flag to shutterdedup; keep MSRV at 1.74."], said
+    assert "/workspace/dd/src/cli.rs (modified)" in text
+    assert "src/scan.rs (read)" in text
+    assert "`cargo clippy --all-targets -- -D warnings` → ok (failed earlier" in text, text
+    assert "unused import" in text
+    assert "<execute_" not in text and "edit_file_by_replace" not in text
+    assert "Starting with the flag, parsed with the `time` crate." in text
+    # The observation is output: masked like a tool result, never the user's words, also
+    # after a cell the readers find no action in.
+    assert output_in_text(messages[6], messages[5]) == (0, 0)
+    scrolled = [
+        say("user", "Look at the scanner."),
+        say("assistant", "Next page.\n<execute_ipython>\nscroll_down()\n</execute_ipython>"),
+        say("user", "OBSERVATION:\n[File: /workspace/dd/src/scan.rs (174 lines total)]\n"),
+    ]
+    assert user_messages(extract_ledger(scrolled)) == ["Look at the scanner."]

@@ -769,7 +769,7 @@ def test_a_name_sent_by_several_agents_tries_all_their_path_keys() -> None:
 @pytest.mark.parametrize(
     ("name", "arguments", "expected"),
     [
-        ("open_file", {"filepath": "src/a.py"}, (file("src/a.py", "read"),)),
+        ("open_source_file", {"filepath": "src/a.py"}, (file("src/a.py", "read"),)),
         ("delete_file", {"target_file": "src/old.py"}, (file("src/old.py", "deleted"),)),
         ("saveDocument", {"filename": "notes.md"}, (file("notes.md", "written"),)),
         ("create_component", {"path": "web/Button.tsx"}, (file("web/Button.tsx", "created"),)),

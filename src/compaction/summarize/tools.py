@@ -410,6 +410,49 @@ TOOLS: tuple[ToolMeaning, ...] = (
         todos_subcommands=("plan",),
     ),
     ToolMeaning(("finish",), "final", _OPENHANDS, text_keys=("message", "final_thought")),
+    # OpenHands' agent skills (openhands/runtime/plugins/agent_skills/file_ops), which its
+    # CodeAct agent calls in an `<execute_ipython>` cell, arguments by position.
+    ToolMeaning(
+        ("open_file",),
+        "file",
+        _OPENHANDS,
+        op="read",
+        path_keys=("path",),
+        positional=("path", "line_number", "context_lines"),
+    ),
+    ToolMeaning(
+        ("create_file",),
+        "file",
+        _OPENHANDS,
+        op="created",
+        path_keys=("filename",),
+        positional=("filename",),
+    ),
+    ToolMeaning(
+        ("edit_file_by_replace",),
+        "file",
+        _OPENHANDS,
+        op="modified",
+        path_keys=("file_name",),
+        positional=("file_name", "to_replace", "new_content"),
+    ),
+    ToolMeaning(
+        ("insert_content_at_line",),
+        "file",
+        _OPENHANDS,
+        op="modified",
+        path_keys=("file_name",),
+        positional=("file_name", "line_number", "content"),
+    ),
+    ToolMeaning(
+        ("append_file",),
+        "file",
+        _OPENHANDS,
+        op="modified",
+        path_keys=("file_name",),
+        positional=("file_name", "content"),
+    ),
+    _none(("goto_line",), _OPENHANDS),
     _none(("browser", "request_condensation"), _OPENHANDS),
     # --- SWE-agent (tools/*/config.yaml); text-mode signatures in `positional`
     ToolMeaning(
@@ -1434,8 +1477,15 @@ SHELL_FENCES = frozenset(
 # Fence tags (and languages) of Python code an agent runs.
 PYTHON_FENCES = frozenset({"py", "python", "python3", "ipython"})
 _SHELL_LANGUAGES = SHELL_FENCES | {"powershell", "pwsh", "cmd"}
-# Tags an action is written between: SWE-agent's `<command>`, smolagents' `<code>` (Python).
-_TAG_BLOCKS = {"command": ("<command>", "</command>"), "py": ("<code>", "</code>")}
+# Tags an action is written between, by the fence tag they stand for: SWE-agent's
+# `<command>`, smolagents' `<code>` (Python), OpenHands CodeAct's `<execute_bash>` and
+# `<execute_ipython>`.
+_TAG_BLOCKS = {
+    "command": ("<command>", "</command>"),
+    "py": ("<code>", "</code>"),
+    "bash": ("<execute_bash>", "</execute_bash>"),
+    "ipython": ("<execute_ipython>", "</execute_ipython>"),
+}
 _DIFF_FENCES = frozenset({"diff", "patch", "udiff"})
 
 
@@ -1975,7 +2025,13 @@ def _call_actions(call: ast.Call, bound: Mapping[str, str]) -> Iterator[Action]:
         if name[0] == "final_answer":
             answer = _literal(args[0]) if args else arguments.get("answer")
             yield Action("final", text=answer if isinstance(answer, str) else None)
-        elif arguments:
+            return
+        row = _BY_NAME.get(name[0]) if args else None
+        if row is not None and row.positional:
+            # A tool with a positional signature (an agent skill: `open_file('a.py')`).
+            positions = zip(row.positional, (_literal(a) for a in args), strict=False)
+            arguments = {**{k: v for k, v in positions if v is not None}, **arguments}
+        if arguments:
             yield from actions_of_call(name[0], arguments)
 
 

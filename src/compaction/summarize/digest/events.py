@@ -627,9 +627,12 @@ _OUTPUT_SHAPE = re.compile(
     r"^\s*(?:<returncode>|<output>|<system>|Observation:|OBSERVATION:|Output:|Call id: \S+\nError:"
     r"|exitcode: -?\d+ \(execution (?:succeeded|failed)\))"  # AutoGen's code executors
 )
-# A code agent's code (smolagents' `<code>` blocks) and the record of the call it makes of
-# it (`Calling tools:` and the call list): actions, not prose.
-_CODE_IN_PROSE = re.compile(r"<code>.*?(?:</code>|$)|\nCalling tools:\n\[.*$", re.DOTALL)
+# A code agent's code (smolagents' `<code>` blocks, OpenHands CodeAct's `<execute_bash>` and
+# `<execute_ipython>`) and the record of the call it makes of it (`Calling tools:` and the
+# call list): actions, not prose.
+_CODE_IN_PROSE = re.compile(
+    r"<(code|execute_bash|execute_ipython)>.*?(?:</\1>|$)|\nCalling tools:\n\[.*$", re.DOTALL
+)
 
 
 # A fenced block with an info string (```shell, ```save <path>, ```python): code or an
@@ -643,7 +646,7 @@ def _without_code(text: str) -> str:
     use = tools.xml_tool_use(text)
     if use is not None:
         text = text[: use.start].strip()
-    if "<code>" in text:
+    if "<code>" in text or "<execute_" in text:
         text = _CODE_IN_PROSE.sub("", text).strip()
     if "```" in text:
         text = _TAGGED_BLOCK.sub("", text).strip()
@@ -714,9 +717,10 @@ def _asks_user(name: str, arguments: str = "{}") -> bool:
 
 
 # A user message only an environment writes, whatever came before it: AutoGen's code
-# executors' reply, mini-SWE-agent's, an output masked where it stood.
+# executors' reply, mini-SWE-agent's, OpenHands CodeAct's observation, an output masked
+# where it stood.
 _ENVIRONMENT_REPLY = re.compile(
-    r"\A\s*(?:exitcode: -?\d+ \(execution (?:succeeded|failed)\)\nCode output:"
+    r"\A\s*(?:exitcode: -?\d+ \(execution (?:succeeded|failed)\)\nCode output:|OBSERVATION:\n"
     r"|<returncode>-?\d+</returncode>|<system>(?:(?!<system>).)*</system>\s*\Z|"
     + re.escape(MASK_PREFIX)
     + ")",
