@@ -17,6 +17,7 @@ from compaction.summarize.digest import (
     summary_message,
 )
 from compaction.summarize.digest.events import outcome_of_result, output_in_text
+from compaction.summarize.digest.sections import _sentence_forms
 
 
 def rendered(ledger: Ledger, budget: int | None = None) -> str:
@@ -2952,3 +2953,16 @@ def test_codeact_actions_in_text_and_their_observations() -> None:
         say("user", "OBSERVATION:\n[File: /workspace/dd/src/scan.rs (174 lines total)]\n"),
     ]
     assert user_messages(extract_ledger(scrolled)) == ["Look at the scanner."]
+
+
+def test_a_subjects_shorter_form_ends_between_sentences() -> None:
+    # Cut inside its second sentence, a reversal kept the plan it drops and lost the plan
+    # that replaced it ("Typed Racket … is out as well,..."), stated as the latest word.
+    latest = (
+        "Noted, I'll hold to that from here on. Second change of plan: Typed Racket for the "
+        "delivery modules is out as well, since the typed/untyped boundary puts the same "
+        "contract cost back. Using contracts only at the module boundary, plain functions inside."
+    )
+    forms = _sentence_forms(f"- {latest}", 400, 200, 120)
+    assert forms[0] == f"- {latest}"
+    assert all(f.endswith(("back. ...", "on. ...")) for f in forms[1:]), forms

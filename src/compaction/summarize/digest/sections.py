@@ -118,6 +118,26 @@ def _clip_forms(text: str, *limits: int) -> tuple[str, ...]:
     return _distinct(signals.clip(text, limit) for limit in limits)
 
 
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s)")
+
+
+def _sentence_forms(text: str, *limits: int) -> tuple[str, ...]:
+    """`text` clipped to each of `limits`, fullest first, between sentences where one ends
+    in the last three quarters of the room: half a sentence can say the opposite of the
+    whole ("X is out as well, …" without what replaced X)."""
+    if len(text) <= limits[-1]:
+        return (text,)
+    forms = []
+    for limit in limits:
+        if len(text) <= limit:
+            forms.append(text)
+            continue
+        ends = [m.end() for m in _SENTENCE_STOP.finditer(text, 0, limit - 4)]
+        end = ends[-1] if ends else 0
+        forms.append(text[:end] + " ..." if end >= limit // 4 else signals.clip(text, limit))
+    return _distinct(forms)
+
+
 # -- the user's words ----------------------------------------------------------------------
 
 
@@ -1693,7 +1713,7 @@ class Subjects(Section[SubjectsState]):
             Item(
                 3 if thread.said >= 2 else 4,
                 thread.seq,
-                _clip_forms(f"- {thread.latest}", 400, 200, 120),
+                _sentence_forms(f"- {thread.latest}", 400, 200, 120),
             )
             for thread in state.threads
         ]
