@@ -1426,8 +1426,9 @@ def test_the_second_thoughts_variant_supersedes_twice(family: str) -> None:
 
 def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
-        # codeact-style is not told by `story.tell`: its own story changes a value twice.
-        if family in VARIANT or family == "codeact-style":
+        # codeact-style is not told by `story.tell`: its own story changes a value twice (and
+        # codeact-terse-style tells the same story).
+        if family in VARIANT or family in ("codeact-style", "codeact-terse-style"):
             continue
         for session in sessions(family):
             assert all(len(f.stale) <= 1 for f in session.facts)
@@ -1463,6 +1464,9 @@ _RULER_GAPS = {
     "<execute_ipython> cells (edit_file_by_replace, append_file) and <execute_bash> blocks "
     "(rm, sed -i, a heredoc) make no provider tool call, so not every file they modify, create "
     "or delete is extracted",
+    "codeact-terse-style": "the same CodeAct text protocol as codeact-style: its "
+    "<execute_ipython> cells and <execute_bash> blocks make no provider tool call, so not every "
+    "file they modify, create or delete is extracted",
 }
 
 
@@ -4239,8 +4243,9 @@ def test_the_ruler_reads_the_commands_clinemcp_style_runs_through_run_process() 
 _CODEACT_ACTION = re.compile(r"\A(.+?)\n<(execute_bash|execute_ipython)>\n(.+)\n</\2>\Z", re.DOTALL)
 
 
-def test_codeact_style_acts_in_its_text_and_observes_through_user_messages() -> None:
-    for session in sessions("codeact-style"):
+@pytest.mark.parametrize("family", ["codeact-style", "codeact-terse-style"])
+def test_codeact_style_acts_in_its_text_and_observes_through_user_messages(family: str) -> None:
+    for session in sessions(family):
         messages = session.conversation.messages
         assert all(not m.tool_calls and not m.tool_results for m in messages)
         roles = [m.role for m in messages]
@@ -4271,8 +4276,9 @@ def test_codeact_style_acts_in_its_text_and_observes_through_user_messages() -> 
         assert last.probe[0] in messages[-1].text
 
 
-def test_codeact_style_prints_the_agent_skills_and_cargo_results() -> None:
-    for session in sessions("codeact-style"):
+@pytest.mark.parametrize("family", ["codeact-style", "codeact-terse-style"])
+def test_codeact_style_prints_the_agent_skills_and_cargo_results(family: str) -> None:
+    for session in sessions(family):
         messages = session.conversation.messages
         cells = [(m.text, messages[k + 1].text) for k, m in enumerate(messages[:-1])
                  if m.role == "assistant" and "<execute_ipython>" in m.text]  # fmt: skip
@@ -4303,3 +4309,18 @@ def test_codeact_style_prints_the_agent_skills_and_cargo_results() -> None:
         text = conversation_text(session.conversation)
         assert "error[E0308]: mismatched types" in text and "git rm" not in text
         assert "rm src/pool.rs" in text
+
+
+def test_codeact_terse_style_ends_without_restating_its_facts() -> None:
+    # The same story as codeact-style, seed for seed; but its last message names no fact
+    # (no value, no file, no count) but its own, and no final diff stat restates the files.
+    for terse, full in zip(sessions("codeact-terse-style"), sessions("codeact-style"), strict=True):
+        assert terse.conversation.messages[1].text == full.conversation.messages[1].text
+        last = terse.conversation.messages[-1].text.casefold()
+        for fact in terse.facts:
+            if fact.category == "last_message":
+                assert fact.planted_in == (len(terse.conversation.messages) - 1,)
+                continue
+            for form in (*fact.probe, *fact.stale):
+                assert form.casefold() not in last, (fact.id, form)
+        assert "git diff --stat" not in conversation_text(terse.conversation)

@@ -96,6 +96,8 @@ FAMILIES: Final[dict[str, Callable[[int, int], EvalSession]]] = {
 }
 # Written with a story of its own, not `tell`: CodeAct's text protocol on a Rust CLI.
 FAMILIES[codeact.FAMILY] = codeact.write
+# The same story, ending without restating its facts (nothing late keeps them for free).
+FAMILIES[codeact.FAMILY_TERSE] = codeact.write_terse
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:

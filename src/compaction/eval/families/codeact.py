@@ -43,12 +43,19 @@ The story is this family's own: a Rust photo de-duplication CLI gets parallel ha
 `--since` option and a JSON report; a hand-rolled worker pool is written, then dropped for
 scoped threads; the match threshold changes twice, the report's name and the release version
 once; a type error is fixed, a timezone test stays red.
+
+codeact-terse-style (`write_terse`) tells the same story from the same seeds (same crate,
+values and filler up to the end of the clippy step), but nothing late restates what was
+planted earlier: no final `git diff --stat`, and a last answer that names no value, file,
+count, commit or issue ("Stopping here; the working tree has the changes and one test still
+fails"). Instead the user adds, late, a rule (a size cap on the release binary), a question
+(its current size, answered once) and a to-do (a note in CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from compaction.eval.families._base import (
     CHARS_PER_TOKEN,
@@ -61,6 +68,8 @@ from compaction.eval.families._base import (
 from compaction.eval.sessions import EvalSession
 
 FAMILY = "codeact-style"
+#: The same story and seeds, told so that nothing late restates what was planted earlier.
+FAMILY_TERSE = "codeact-terse-style"
 PY = "/openhands/poetry/openhands-ai-5O4_aCHf-py3.11/bin/python"
 MSG_FILE_UPDATED = (
     "[File updated (edited at line {line}). Please review the changes and make sure they are "
@@ -484,7 +493,13 @@ def test_run(
 # --- the story ---------------------------------------------------------------------------------
 
 
-def write(seed: int, tokens: int) -> EvalSession:
+def write_terse(seed: int, tokens: int) -> EvalSession:
+    """codeact-terse-style: the same story (same seed, same values), told tersely at the end."""
+    return write(seed, tokens, terse=True)
+
+
+def write(seed: int, tokens: int, *, terse: bool = False) -> EvalSession:
+    # Both tellings draw from the same stream: a seed gives the same crate and values in each.
     rng = random.Random(f"{FAMILY}:{seed}")
     crate = rng.choice(CRATES)
     msrv = rng.choice(MSRVS)
@@ -932,6 +947,8 @@ def write(seed: int, tokens: int) -> EvalSession:
     c.bash("Clippy again:", "cargo clippy --all-targets -- -D warnings",
            f"    Checking {crate} v{ver_new} ({root})\n    Finished `dev` profile "
            f"[unoptimized + debuginfo] target(s) in {secs(rng)}")  # fmt: skip
+    if terse:
+        return _terse_ending(c, seed, fill)
     fill(0.97)
     stat = "\n".join([" Cargo.toml    |  2 +-", " src/cli.rs    | 18 ++++++++++",
                       " src/hash.rs   |  2 +-",
@@ -961,3 +978,51 @@ def write(seed: int, tokens: int) -> EvalSession:
     )
     s.fact("last_message", "the final answer", (closing,))
     return finish_session(s, family=FAMILY, seed=seed)
+
+
+def _terse_ending(c: CodeAct, seed: int, fill: Callable[[float], None]) -> EvalSession:
+    """codeact-terse-style's ending: a late rule, a question and a to-do from the user, then
+    an answer that names no fact (no final diff stat, no summary of the values)."""
+    s, rng = c.s, c.rng
+    fill(0.88)
+    cap = rng.choice((5, 6, 8))
+    size = f"{rng.randint(2, cap - 2)}.{rng.choice([d for d in range(1, 10) if d != cap])}"
+    s.say(
+        "Clippy is clean now. Shall I carry on with what's left, or do you want to look at "
+        "anything first?"
+    )
+    s.user(
+        f"Carry on. One more rule from here on, though: the release binary has to stay under "
+        f"{cap} MB, it lives on the NAS's tiny root partition. How big is it right now?"
+    )
+    s.fact("constraint", "release binary stays under the size cap", (f"{cap} MB",))
+    c.bash(
+        "Building in release mode and looking at the binary.",
+        f"cargo build --release 2>&1 | tail -n 1 && ls -lh target/release/{c.root.rsplit('/')[-1]}",
+        f"    Finished `release` profile [optimized] target(s) in {secs(rng)}\n"
+        f"-rwxr-xr-x 2 openhands openhands {size}M Dec  4 {rng.randint(17, 22)}:"
+        f"{rng.randint(10, 59)} target/release/{c.root.rsplit('/')[-1]}",
+    )
+    s.say(
+        f"The release binary is {size} MB, unstripped, so it fits with room to spare; "
+        "stripping it would shave off more if it ever gets close."
+    )
+    s.fact("identifier", "size of the release binary", (f"{size} MB",))
+    s.user(
+        "Good. When you get to the docs, add a short note about that size limit to "
+        "CONTRIBUTING.md too, so nobody pulls in a heavy crate later."
+    )
+    s.fact("todo", "note the size limit in CONTRIBUTING.md", ("CONTRIBUTING.md",))
+    fill(0.97)
+
+    closing = rng.choice(
+        [
+            "Stopping here; the working tree has the changes and one test still fails",
+            "That is as far as I get today: the changes sit in the working tree, and a single "
+            "test is still red",
+            "Pausing here, with everything left in the working tree and one test still failing",
+        ]
+    )
+    s.say(f"{closing}.\n<finish></finish>")
+    s.fact("last_message", "the final answer", (closing,))
+    return finish_session(s, family=FAMILY_TERSE, seed=seed)
