@@ -2966,3 +2966,91 @@ def test_a_subjects_shorter_form_ends_between_sentences() -> None:
     forms = _sentence_forms(f"- {latest}", 400, 200, 120)
     assert forms[0] == f"- {latest}"
     assert all(f.endswith(("back. ...", "on. ...")) for f in forms[1:]), forms
+
+
+def test_a_later_figure_for_the_same_subject_replaces_the_earlier_one() -> None:
+    # The assistant's status said "Threshold is at 9 bits."; the user moved it to 7 and the
+    # assistant said so. The earlier figure is no longer said anywhere as what stands.
+    messages = [
+        say("user", "Make the photo de-dup parallel."),
+        say(
+            "assistant",
+            "Where things stand: 1. `--since` — in, done. 2. the report — writes "
+            "clusters.json; builds now. 3. README usage section — still to do. "
+            "Threshold is at 9 bits.",
+        ),
+        say("assistant", "The first batch takes 5 ms on the fixture library."),
+        say("user", "9 bits is too loose. Let's go with 7 rather than 9."),
+        say("assistant", "Set it — the threshold is now 7 bits."),
+        say("assistant", "The second batch takes 7 ms on the fixture library."),
+    ]
+    text = rendered(extract_ledger(messages))
+    assert "threshold is now 7 bits" in text
+    assert "Threshold is at 9 bits" not in text, text
+    assert "README usage section — still to do" in text  # the rest of the status stays
+    # Figures of other subjects stand: two batches are two subjects.
+    assert "The first batch takes 5 ms" in text and "The second batch takes 7 ms" in text
+    assert signals.figures("Threshold is at 9 bits; the binary is 3.8 MB.") == (
+        ("bits", "9"),
+        ("mb", "3.8"),
+    )
+
+
+def test_a_separator_inside_quotes_does_not_split_the_command() -> None:
+    # sed's script `/^mod pool;$/d` was cut at its `;`: "/^mod" was a modified file.
+    ops = signals.file_ops_of_command(
+        "rm src/pool.rs && sed -i '/^mod pool;$/d' src/main.rs && git status --short"
+    )
+    assert ops == (("src/pool.rs", "deleted"), ("src/main.rs", "modified")), ops
+    assert signals.file_ops_of_command('echo "a | b; c" > notes.txt') == (("notes.txt", "written"),)
+
+
+def test_words_beside_an_action_that_say_nothing_of_their_own_do_not_answer() -> None:
+    # "Looking up the walker's history first." beside the `git log` it runs was taken for
+    # the answer to "which commit introduced the walker?"; the answer came after the output.
+    messages = [
+        say("user", "Also, which commit introduced the old single-threaded walker?"),
+        say(
+            "assistant",
+            "Looking up the walker's history first.\n<execute_bash>\n"
+            "git log --format='%h %s' --follow -- src/scan.rs | grep -i walk\n</execute_bash>",
+        ),
+        say(
+            "user",
+            "OBSERVATION:\n4c12a35 scan: walk the library with walkdir\n"
+            "[Command -1 finished with exit code 0]",
+        ),
+        say("assistant", "It was 4c12a35; the later commits only renamed it."),
+    ]
+    text = rendered(extract_ledger(messages))
+    answered = text.split("## Answers given to the user\n")[1].split("\n\n")[0]
+    assert answered == "- It was 4c12a35; the later commits only renamed it.", text
+
+
+def test_a_question_still_open_when_the_span_ends_is_shown_and_answered_after_a_merge() -> None:
+    # The user asked "How big is it right now?"; the span ended before the answer. The
+    # summary says the question is open, and the answer after it, in the next span, is
+    # read as the answer (a merged digest lost it: its question was not carried over).
+    asked = [
+        say("user", "One more rule: the binary stays under 5 MB. How big is it right now?"),
+        say(
+            "assistant",
+            "Building it.\n<execute_bash>\ncargo build --release && ls -lh target/release/dd\n"
+            "</execute_bash>",
+        ),
+    ]
+    first = extract_ledger(asked)
+    text = rendered(first)
+    assert "- not yet answered: “How big is it right now?”" in text, text
+    assert parse_ledger(text).state("answers").waiting == "How big is it right now?"
+    summary = summary_message(render(first), first.messages)
+    later = [
+        summary,
+        say("user", "OBSERVATION:\n-rwxr-xr-x 1 dd dd 3.8M target/release/dd\n"),
+        say("assistant", "The release binary is 3.8 MB, unstripped, so it fits."),
+    ]
+    merged = rendered(extract_ledger(later))
+    answered = merged.split("## Answers given to the user\n")[1].split("\n\n")[0]
+    assert answered.split("\n</")[0] == "- The release binary is 3.8 MB, unstripped, so it fits."
+    # The command the first span ended on, its output then unseen, did not fail.
+    assert "`cargo build --release && ls -lh target/release/dd` → ok\n" in merged

@@ -589,25 +589,33 @@ _FILE_PROGRAMS = frozenset(
 )
 
 
-# Words of a shell command: quoted strings whole, a `#` word starting a comment. Enough to
-# find file arguments, and many times faster than `shlex`.
-_SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(#.*)|([^\s'"]+)""")
-
-
-_COMMAND_SEPARATOR = re.compile(r"&&|\|\||;|\n|\|")
 _REDIRECT_OPERATOR = re.compile(r"^\d?(>>|>|<)&?")
 _REDIRECT_TARGET = re.compile(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>]+)")
 
 
+# A shell command's tokens: quoted strings whole, a `#` word starting a comment, a separator
+# between commands (outside quotes only), a bare word. Enough to find file arguments, and many
+# times faster than `shlex`.
+_SHELL_TOKEN = re.compile(
+    r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(#[^\n]*)|(&&|\|\||[;\n|])|((?:[^\s'";|&]|&(?!&))+)"""
+)
+
+
 def _split_commands(command: str) -> Iterator[list[str]]:
-    for raw in _COMMAND_SEPARATOR.split(command):
-        words = []
-        for single, double, comment, bare in _SHELL_WORD.findall(raw):
-            if comment:
-                break
+    """The words of each command of a command line (`a && b; c | d`)."""
+    words: list[str] = []
+    commented = False
+    for single, double, comment, separator, bare in _SHELL_TOKEN.findall(command):
+        if separator:
+            if words:
+                yield words
+            words, commented = [], False
+        elif comment:
+            commented = True
+        elif not commented:
             words.append(single or double or bare)
-        if words:
-            yield words
+    if words:
+        yield words
 
 
 def _without_redirections(words: list[str]) -> list[str]:
@@ -1099,6 +1107,50 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
                     continue  # "target should be computed as …" says how, not a value
                 found.append((key, value))
     return tuple(found)
+
+
+# A figure: a number and the unit word after it ("9 bits", "3.8 MB", "40%").
+_FIGURE = re.compile(r"(?<![\w./-])(\d+(?:\.\d+)?)\s?(%|[A-Za-zµ]+)\b")
+_NOT_UNITS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "is",
+        "of",
+        "on",
+        "or",
+        "per",
+        "so",
+        "than",
+        "that",
+        "the",
+        "then",
+        "to",
+        "was",
+        "were",
+        "with",
+        "x",
+    ]
+)
+
+
+@text_cache()
+def figures(sentence: str) -> tuple[tuple[str, str], ...]:
+    """The figures a sentence states, as (unit, number): "9 bits" is ("bits", "9")."""
+    if not any(c.isdigit() for c in sentence):
+        return ()
+    return tuple(
+        (unit.lower(), number)
+        for number, unit in _FIGURE.findall(sentence)
+        if unit.lower() not in _NOT_UNITS
+    )
 
 
 @text_cache()

@@ -107,6 +107,13 @@ class IdentifiersSeen:
 
 
 @dataclass(frozen=True, slots=True)
+class Asked:
+    """The user's question still unanswered where the span ends."""
+
+    question: str
+
+
+@dataclass(frozen=True, slots=True)
 class Finished:
     """The agent's final answer, stated through a completion tool."""
 
@@ -133,6 +140,7 @@ Event = (
     | PlanStated
     | ImagesSeen
     | IdentifiersSeen
+    | Asked
     | Finished
     | EarlierSummary
 )
@@ -234,8 +242,14 @@ class Reader:
                 if acts is None:
                     acts = _acts_of(message)
                 answers = self._question if isinstance(part, TextPart) else None
-                if answers is not None and message.tool_calls and announces(prose, acts):
-                    answers = None  # "Running `git log …`.": the answer comes after it
+                if (
+                    answers is not None
+                    and (message.tool_calls or acts)
+                    and (announces(prose, acts) or not telling_tokens(prose))
+                ):
+                    # "Running `git log …`.", "Looking up its history first.": words beside
+                    # an action that name nothing of their own; the answer comes after it.
+                    answers = None
                 if answers is not None:
                     self._question = None
                 yield AssistantSaid(prose, answers, acts)
@@ -267,20 +281,25 @@ class Reader:
                 # The executor wrote the action's output into the same message (CrewAI).
                 yield from self._outcome(observed)
 
-    def after_summary(self, awaiting: Sequence[str] = ()) -> None:
+    def after_summary(self, awaiting: Sequence[str] = (), asked: str | None = None) -> None:
         """A summary was read: the span it replaced may end on an action written in text,
         whose reply stayed verbatim as the turn the model was about to read. A reply in that
         shape next is output, not the user's words; of the commands in `awaiting` (the one
-        the summary ends on, its output unseen), where the summary names one."""
+        the summary ends on, its output unseen), where the summary names one. `asked`: the
+        user's question the summary left unanswered; the assistant's next words answer it."""
         self._awaiting = True
         self._after_summary = True
         self._pending_actions = list(awaiting)
+        if asked is not None:
+            self._question = asked
 
     def pending(self) -> Iterator[Event]:
-        """What an action written last, whose output the span does not hold, still says:
-        the command was run (its outcome unseen)."""
+        """What the span's end leaves open: an action written last, whose output the span
+        does not hold, was run (its outcome unseen); the user's last question is unanswered."""
         for action in self._pending_actions:
             yield CommandRan(_first_line(action), NO_OUTPUT)
+        if self._question is not None:
+            yield Asked(self._question)
 
     def _outcome(self, output: str, *, after_summary: bool = False) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""

@@ -99,14 +99,14 @@ class LedgerBuilder:
                 continue
             self._observe(self.ledger, event)
         if earlier is not None:
-            self._reader.after_summary(awaited(earlier))
+            self._reader.after_summary(awaited(earlier), asked(earlier))
 
     def merge(self, ledger: Ledger, count: int) -> None:
         """Take in a summary's ledger as if its message had been read here (`count`: the
         messages it stands for)."""
         self.ledger = self.ledger.merge(ledger)
         self.ledger.messages += count - 1
-        self._reader.after_summary(awaited(ledger))
+        self._reader.after_summary(awaited(ledger), asked(ledger))
 
     def beside(self, message: Message) -> None:
         """Take in, as context, a message the digest sits beside and does not replace (the
@@ -126,6 +126,12 @@ class LedgerBuilder:
         for event in self._reader.pending():
             self._observe(ledger, event)
         return ledger
+
+
+def asked(ledger: Ledger) -> str | None:
+    """The user's question a summary leaves unanswered, if any."""
+    waiting: str | None = ledger.state("answers").waiting
+    return waiting
 
 
 def awaited(ledger: Ledger) -> list[str]:

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, TypeVar
 
 from compaction._textcache import text_cache
 from compaction.summarize import signals
 from compaction.summarize.digest.events import (
+    NO_OUTPUT,
+    Asked,
     AssistantSaid,
     CommandRan,
     Event,
@@ -935,7 +937,8 @@ class Commands(Section[CommandsState]):
     ) -> None:
         previous = state.commands.pop(command, None)
         failed = failed_before or (
-            previous is not None and (previous.failed_before or previous.outcome != "ok")
+            previous is not None
+            and (previous.failed_before or previous.outcome not in ("ok", NO_OUTPUT))
         )
         if not error and previous is not None:
             error = previous.error
@@ -1476,6 +1479,8 @@ def sentence_marks(sentence: str) -> tuple[bool, bool, tuple[str, ...]]:
 @dataclass
 class AnswersState:
     answers: list[tuple[float, str]] = field(default_factory=list)  # (score, text), in order
+    # The user's question still unanswered where the span ends.
+    waiting: str | None = None
 
 
 def _answer_sentences(event: AssistantSaid) -> tuple[str, ...]:
@@ -1500,8 +1505,9 @@ class Answers(Section[AnswersState]):
     questions) and its final answer, verbatim: ranked with the open work, read back too."""
 
     name = "answers"
-    events = (AssistantSaid, Finished)
+    events = (AssistantSaid, Finished, Asked)
     heading = "## Answers given to the user"
+    _WAITING = "not yet answered: "
 
     def new(self) -> AnswersState:
         return AnswersState()
@@ -1512,21 +1518,30 @@ class Answers(Section[AnswersState]):
             state.answers.append((score, text))
 
     def observe(self, state: AnswersState, event: Event, seq: int) -> None:
-        if isinstance(event, Finished):
+        if isinstance(event, Asked):
+            state.waiting = event.question
+        elif isinstance(event, AssistantSaid) and event.answers is not None:
+            state.waiting = None  # answered (the reader was told of a summary's question)
+            for sentence in _answer_sentences(event):
+                self._add(state, seq, sentence)
+        elif isinstance(event, Finished):
             self._add(state, seq, signals.clip(event.text.strip(), 600))
         elif isinstance(event, AssistantSaid):
             for sentence in _answer_sentences(event):
                 self._add(state, seq, sentence)
 
     def merge(self, earlier: AnswersState, later: AnswersState) -> AnswersState:
-        merged = AnswersState(list(earlier.answers))
+        # The earlier span's open question is answered in the later one (its reader was told
+        # of it), or asked again there, or still open.
+        waiting = later.waiting if later.waiting or later.answers else earlier.waiting
+        merged = AnswersState(list(earlier.answers), waiting)
         for score, text in later.answers:
             self._add(merged, score, text)
         return merged
 
     def items(self, state: AnswersState) -> list[Item]:
         # A final answer's lines go under its item, indented: read back, they are its own.
-        return [
+        items = [
             Item(
                 1,
                 score,
@@ -1534,14 +1549,51 @@ class Answers(Section[AnswersState]):
             )
             for score, text in state.answers
         ]
+        if state.waiting:
+            rank = max((score for score, _ in state.answers), default=0) + 1
+            items.append(Item(1, rank, (f"- {self._WAITING}“{state.waiting}”",)))
+        return items
 
     def parse(self, state: AnswersState, item: str) -> None:
-        self._add(state, len(state.answers), item.replace("\n  ", "\n"))
+        if item.startswith(self._WAITING + "“") and item.endswith("”"):
+            state.waiting = item[len(self._WAITING) + 1 : -1]
+        else:
+            self._add(state, len(state.answers), item.replace("\n  ", "\n"))
 
 
 @dataclass
 class NotesState:
     notes: list[tuple[int, float, str]] = field(default_factory=list)  # (tier, score, text)
+
+
+@text_cache()
+def _figure_claim(sentence: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """What a sentence states figures of: its subject words (its units aside) and figures."""
+    found = frozenset(signals.figures(sentence))
+    if not found:
+        return frozenset(), found
+    return _subject_words(sentence) - {unit for unit, _ in found}, found
+
+
+def _replaces_figure(newer: str, older: str) -> bool:
+    """Whether `newer` states another figure of what `older` gave one of: the same unit, a
+    different number, and every subject word of `older` named ("Threshold is at 9 bits."
+    then "the threshold is now 7 bits"; "the first batch takes 5 ms" and "the second batch
+    takes 7 ms" are two subjects)."""
+    new_words, new_figures = _figure_claim(newer)
+    if not new_figures:
+        return False
+    old_words, old_figures = _figure_claim(older)
+    if not old_words or not old_words <= new_words:
+        return False
+    return any(u == v and n != m for u, n in new_figures for v, m in old_figures)
+
+
+def _without_replaced_figures(text: str, newer: str) -> str:
+    """`text` without its sentences whose figure `newer` replaces ("" when none is left)."""
+    said = signals.sentences(text)
+    kept = [s for s in said if not _replaces_figure(newer, s)]
+    return text if len(kept) == len(said) else " ".join(kept)
 
 
 class Notes(Section[NotesState]):
@@ -1562,6 +1614,9 @@ class Notes(Section[NotesState]):
             if existing == text:
                 state.notes[i] = (min(t, tier), max(s, score), text)
                 return
+        if _figure_claim(text)[1]:
+            # A later figure of the same subject: the note stating the earlier one goes.
+            state.notes[:] = [n for n in state.notes if not _replaces_figure(text, n[2])]
         state.notes.append((tier, score, text))
 
     def observe(self, state: NotesState, event: Event, seq: int) -> None:
@@ -1698,11 +1753,25 @@ class Subjects(Section[SubjectsState]):
         if isinstance(event, AssistantSaid) and not signals.is_navigation(event.text):
             for statement, words in _statements(event.text):
                 if not announces(statement, event.acts):
+                    self._drop_replaced_figures(state, statement)
                     self._follow(state, statement, seq, words=words)
 
+    @staticmethod
+    def _drop_replaced_figures(state: SubjectsState, statement: str) -> None:
+        """Take out of the subjects' latest words the figures `statement` gives anew."""
+        if not _figure_claim(statement)[1]:
+            return
+        for index in range(len(state.threads) - 1, -1, -1):
+            thread = state.threads[index]
+            if any(c.isdigit() for c in thread.latest):
+                thread.latest = _without_replaced_figures(thread.latest, statement)
+                if not thread.latest:
+                    state.remove(index)
+
     def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
-        merged = SubjectsState(list(earlier.threads), dict(earlier.named))
+        merged = SubjectsState([replace(t) for t in earlier.threads], dict(earlier.named))
         for thread in later.threads:
+            self._drop_replaced_figures(merged, thread.latest)
             self._follow(merged, thread.latest, thread.seq, thread.said, thread.words)
         return merged
 
