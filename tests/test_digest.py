@@ -3054,3 +3054,37 @@ def test_a_question_still_open_when_the_span_ends_is_shown_and_answered_after_a_
     assert answered.split("\n</")[0] == "- The release binary is 3.8 MB, unstripped, so it fits."
     # The command the first span ended on, its output then unseen, did not fail.
     assert "`cargo build --release && ls -lh target/release/dd` → ok\n" in merged
+
+
+def test_what_the_user_replaces_by_name_is_no_longer_said_as_standing() -> None:
+    # "Call the report `clusters.json` instead — dupes.json collides …": the assistant's
+    # earlier status ("the report — writes dupes.json") and plan ("a CHANGELOG entry under
+    # 0.10.0", then "make the release 0.9.3 rather than 0.10.0") no longer stand.
+    messages = [
+        say("user", "Add a duplicate report to the photo tool."),
+        say(
+            "assistant",
+            "Where things stand: 1. `--since` — in, done. 2. the report — writes dupes.json; "
+            "builds now. 3. README usage section — still to do.",
+        ),
+        say("assistant", "The changelog gets an entry under 0.10.0 once the report is in."),
+        say(
+            "user",
+            "Call the report `clusters.json` instead — dupes.json collides with the old tool. "
+            "And make the release 0.9.3 rather than 0.10.0.",
+        ),
+        say("assistant", "Renaming the report output now."),
+    ]
+    text = rendered(extract_ledger(messages))
+    said_by_assistant = text.split("## What the user said")[1].split("\n\n", 1)[1]
+    assert "dupes.json" not in said_by_assistant, text
+    assert "under 0.10.0" not in said_by_assistant, text
+    assert "README usage section — still to do" in text  # the rest of the status stands
+    assert "Call the report `clusters.json` instead" in text  # the user's words, verbatim
+    # The same when the user's words come after a summary of the assistant's.
+    first = extract_ledger(messages[:3])
+    assert "writes dupes.json" in rendered(first)
+    again = rendered(extract_ledger([summary_message(render(first), 3), *messages[3:]]))
+    said_by_assistant = again.split("## What the user said")[1].split("\n\n", 1)[1]
+    assert "dupes.json" not in said_by_assistant and "under 0.10.0" not in said_by_assistant
+    assert "README usage section — still to do" in again, again

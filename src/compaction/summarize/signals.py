@@ -1109,6 +1109,25 @@ def value_settings(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+# A value named in a sentence: code in backticks, a version (0.9.3), a file name (a.json).
+_NAMED_VALUE = re.compile(
+    r"`([^`\n]{1,80})`|(?<![\w./-])(\d+(?:\.\d+){2,}|[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})"
+    r"(?![\w/])"
+)
+
+
+@text_cache()
+def named_values(sentence: str) -> tuple[str, ...]:
+    """The values a sentence names, lowercased: code in backticks, versions, file names."""
+    found = (code or bare for code, bare in _NAMED_VALUE.findall(sentence))
+    return tuple(dict.fromkeys(v.lower() for v in found if len(v) >= 4))  # not "e.g"
+
+
+def mentions(text: str, value: str) -> bool:
+    """Whether `text` (lowercased) names `value` as a whole word."""
+    return re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", text) is not None
+
+
 # A figure: a number and the unit word after it ("9 bits", "3.8 MB", "40%").
 _FIGURE = re.compile(r"(?<![\w./-])(\d+(?:\.\d+)?)\s?(%|[A-Za-zµ]+)\b")
 _NOT_UNITS = frozenset(

@@ -1589,6 +1589,39 @@ def _replaces_figure(newer: str, older: str) -> bool:
     return any(u == v and n != m for u, n in new_figures for v, m in old_figures)
 
 
+@text_cache()
+def _replacements(text: str) -> tuple[tuple[str, ...], ...]:
+    """The values each of the user's sentences that replaces something names, where it names
+    two or more ("Call the report `a.json` instead — b.json collides", "0.9.3 rather than
+    0.10.0"): which of them is the old one, what was said before tells."""
+    found = []
+    for sentence in signals.sentences(text):
+        if _REPLACING.search(sentence.lower()):
+            names = signals.named_values(sentence)
+            if len(names) >= 2:
+                found.append(names)
+    return tuple(found)
+
+
+def _replaced_by_user(texts: Sequence[str], said: str) -> frozenset[str]:
+    """The values the user's words `said` replace, of those `texts` (what the assistant said
+    before) name: in a replacing sentence, the values said before are the old ones, where
+    the sentence also names a value not said before (the new one)."""
+    old: set[str] = set()
+    for names in _replacements(said):
+        known = [n for n in names if any(signals.mentions(t.lower(), n) for t in texts)]
+        if known and len(known) < len(names):
+            old.update(known)
+    return frozenset(old)
+
+
+def _without_names(text: str, names: frozenset[str]) -> str:
+    """`text` without its sentences naming one of `names` ("" when none is left)."""
+    said = signals.sentences(text)
+    kept = [s for s in said if not any(signals.mentions(s.lower(), n) for n in names)]
+    return text if len(kept) == len(said) else " ".join(kept)
+
+
 def _without_replaced_figures(text: str, newer: str) -> str:
     """`text` without its sentences whose figure `newer` replaces ("" when none is left)."""
     said = signals.sentences(text)
@@ -1602,7 +1635,7 @@ class Notes(Section[NotesState]):
     verbatim where the readers cannot tell more."""
 
     name = "notes"
-    events = (AssistantSaid,)
+    events = (AssistantSaid, UserSaid)
     heading = "## Notes by the assistant"
     reads = ("## Facts to remember",)
 
@@ -1620,6 +1653,9 @@ class Notes(Section[NotesState]):
         state.notes.append((tier, score, text))
 
     def observe(self, state: NotesState, event: Event, seq: int) -> None:
+        if isinstance(event, UserSaid):
+            self._drop_replaced(state, event.text, len(state.notes))
+            return
         if not isinstance(event, AssistantSaid):
             return
         answered = _answer_sentences(event)
@@ -1632,11 +1668,36 @@ class Notes(Section[NotesState]):
             elif (telling := sentence_marks(sentence)[2]) and not announces(sentence, event.acts):
                 self._add(state, 3, seq + len(telling) * 0.1, clipped)
 
+    @staticmethod
+    def _drop_replaced(state: NotesState, said: str, before: int) -> None:
+        """What the user's words `said` replace by name is no longer what the first `before`
+        notes say: their sentences naming it go."""
+        old = _replaced_by_user([text for _, _, text in state.notes[:before]], said)
+        if not old:
+            return
+        kept = []
+        for index, (tier, score, text) in enumerate(state.notes):
+            left = _without_names(text, old) if index < before else text
+            if left:
+                kept.append((tier, score, left))
+        state.notes[:] = kept
+
     def merge(self, earlier: NotesState, later: NotesState) -> NotesState:
         merged = NotesState(list(earlier.notes))
         for tier, score, text in later.notes:
             self._add(merged, tier, score, text)
         return merged
+
+    def settle(self, state: NotesState, later: Mapping[str, Any]) -> None:
+        # Merged summaries: the later span's user words replace what the earlier one's
+        # notes named.
+        users = later.get("user")
+        if users is None:
+            return
+        own = {text for _, _, text in later["notes"].notes}
+        before = sum(1 for _, _, text in state.notes if text not in own)
+        for _, said in users.texts:
+            self._drop_replaced(state, said, before)
 
     def items(self, state: NotesState) -> list[Item]:
         return [
@@ -1713,7 +1774,7 @@ class Subjects(Section[SubjectsState]):
     knows ("I've hit a wall with X … the queue lands on Y") still ends on what stands."""
 
     name = "subjects"
-    events = (AssistantSaid,)
+    events = (AssistantSaid, UserSaid)
     heading = "## What the assistant said last, by subject"
 
     def new(self) -> SubjectsState:
@@ -1750,11 +1811,38 @@ class Subjects(Section[SubjectsState]):
         state.add(Thread(words, statement, seq, said))
 
     def observe(self, state: SubjectsState, event: Event, seq: int) -> None:
+        if isinstance(event, UserSaid):
+            self._drop_replaced(state, event.text)
+            return
         if isinstance(event, AssistantSaid) and not signals.is_navigation(event.text):
             for statement, words in _statements(event.text):
                 if not announces(statement, event.acts):
                     self._drop_replaced_figures(state, statement)
                     self._follow(state, statement, seq, words=words)
+
+    @staticmethod
+    def _drop_replaced(
+        state: SubjectsState, said: str, later: frozenset[str] = frozenset()
+    ) -> None:
+        """What the user's words `said` replace by name is no longer the latest word on a
+        subject (of those but the `later` ones, said after them): its sentences go."""
+        earlier = [t for t in state.threads if t.latest not in later]
+        old = _replaced_by_user([t.latest for t in earlier], said)
+        for index in range(len(state.threads) - 1, -1, -1) if old else ():
+            thread = state.threads[index]
+            if thread.latest not in later:
+                thread.latest = _without_names(thread.latest, old)
+                if not thread.latest:
+                    state.remove(index)
+
+    def settle(self, state: SubjectsState, later: Mapping[str, Any]) -> None:
+        # Merged summaries: the later span's user words replace what the earlier one's
+        # subjects named.
+        users = later.get("user")
+        if users is not None:
+            own = frozenset(t.latest for t in later["subjects"].threads)
+            for _, said in users.texts:
+                self._drop_replaced(state, said, own)
 
     @staticmethod
     def _drop_replaced_figures(state: SubjectsState, statement: str) -> None:
