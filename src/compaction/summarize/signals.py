@@ -1160,10 +1160,17 @@ _NOT_UNITS = frozenset(
 )
 
 
+_DIGIT = re.compile(r"\d")
+
+
+def has_digit(text: str) -> bool:
+    return _DIGIT.search(text) is not None
+
+
 @text_cache()
 def figures(sentence: str) -> tuple[tuple[str, str], ...]:
     """The figures a sentence states, as (unit, number): "9 bits" is ("bits", "9")."""
-    if not any(c.isdigit() for c in sentence):
+    if not has_digit(sentence):
         return ()
     return tuple(
         (unit.lower(), number)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from compaction._textcache import text_cache
@@ -1076,7 +1076,7 @@ def _supersede(decisions: list[Decision], text: str) -> None:
 
 def _sets_a_number(sentence: str) -> bool:
     """Whether a sentence gives a setting a figure ("Set the pool to 12 connections.")."""
-    return any(any(c.isdigit() for c in value) for _, value in signals.value_settings(sentence))
+    return any(signals.has_digit(value) for _, value in signals.value_settings(sentence))
 
 
 def _names_replaced(text: str) -> bool:
@@ -1672,6 +1672,8 @@ class Notes(Section[NotesState]):
     def _drop_replaced(state: NotesState, said: str, before: int) -> None:
         """What the user's words `said` replace by name is no longer what the first `before`
         notes say: their sentences naming it go."""
+        if not _replacements(said):
+            return
         old = _replaced_by_user([text for _, _, text in state.notes[:before]], said)
         if not old:
             return
@@ -1692,11 +1694,12 @@ class Notes(Section[NotesState]):
         # Merged summaries: the later span's user words replace what the earlier one's
         # notes named.
         users = later.get("user")
-        if users is None:
+        replacing = [said for _, said in users.texts if _replacements(said)] if users else []
+        if not replacing:
             return
         own = {text for _, _, text in later["notes"].notes}
         before = sum(1 for _, _, text in state.notes if text not in own)
-        for _, said in users.texts:
+        for said in replacing:
             self._drop_replaced(state, said, before)
 
     def items(self, state: NotesState) -> list[Item]:
@@ -1759,6 +1762,15 @@ class SubjectsState:
             self.named[word] = self.named.get(word, 0) + 1
         while len(self.threads) > MAX_THREADS:
             self.remove(0)
+
+    def revise(self, index: int, latest: str) -> None:
+        """Thread `index` with `latest` as its latest word (removed when that is empty). A new
+        thread, not a change of it: states copied from this one share their threads."""
+        thread = self.threads[index]
+        if not latest:
+            self.remove(index)
+        elif latest != thread.latest:
+            self.threads[index] = Thread(thread.words, latest, thread.seq, thread.said)
 
     def remove(self, index: int) -> None:
         for word in self.threads.pop(index).words:
@@ -1826,22 +1838,23 @@ class Subjects(Section[SubjectsState]):
     ) -> None:
         """What the user's words `said` replace by name is no longer the latest word on a
         subject (of those but the `later` ones, said after them): its sentences go."""
+        if not _replacements(said):
+            return
         earlier = [t for t in state.threads if t.latest not in later]
         old = _replaced_by_user([t.latest for t in earlier], said)
         for index in range(len(state.threads) - 1, -1, -1) if old else ():
             thread = state.threads[index]
             if thread.latest not in later:
-                thread.latest = _without_names(thread.latest, old)
-                if not thread.latest:
-                    state.remove(index)
+                state.revise(index, _without_names(thread.latest, old))
 
     def settle(self, state: SubjectsState, later: Mapping[str, Any]) -> None:
         # Merged summaries: the later span's user words replace what the earlier one's
         # subjects named.
         users = later.get("user")
-        if users is not None:
+        replacing = [said for _, said in users.texts if _replacements(said)] if users else []
+        if replacing:
             own = frozenset(t.latest for t in later["subjects"].threads)
-            for _, said in users.texts:
+            for said in replacing:
                 self._drop_replaced(state, said, own)
 
     @staticmethod
@@ -1851,13 +1864,11 @@ class Subjects(Section[SubjectsState]):
             return
         for index in range(len(state.threads) - 1, -1, -1):
             thread = state.threads[index]
-            if any(c.isdigit() for c in thread.latest):
-                thread.latest = _without_replaced_figures(thread.latest, statement)
-                if not thread.latest:
-                    state.remove(index)
+            if signals.has_digit(thread.latest):
+                state.revise(index, _without_replaced_figures(thread.latest, statement))
 
     def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
-        merged = SubjectsState([replace(t) for t in earlier.threads], dict(earlier.named))
+        merged = SubjectsState(list(earlier.threads), dict(earlier.named))
         for thread in later.threads:
             self._drop_replaced_figures(merged, thread.latest)
             self._follow(merged, thread.latest, thread.seq, thread.said, thread.words)
