@@ -966,3 +966,61 @@ def test_a_tool_block_the_system_answers_is_an_action() -> None:
     assert any(c == "file_created" and p.endswith("src/outbox.zig") for c, p in probes)
     # A block the user answered, not the system, did not run.
     assert not any("rm -rf build" in p for _, p in probes)
+
+
+def test_a_tool_use_written_as_xml_and_its_result_are_an_action() -> None:
+    # Cline's classic protocol: the use at the end of the assistant's text, its result in
+    # the next user turn; an MCP tool through `use_mcp_tool` with JSON arguments.
+    def use(tool: str, arguments: dict[str, Any]) -> Message:
+        return Message.text_message(
+            "assistant",
+            "Next.\n\n<use_mcp_tool>\n<server_name>s</server_name>\n"
+            f"<tool_name>{tool}</tool_name>\n<arguments>\n{json.dumps(arguments)}\n"
+            "</arguments>\n</use_mcp_tool>",
+        )
+
+    conversation = Conversation(
+        [
+            Message.text_message("user", "<task>\nFix the relay.\n</task>"),
+            use("write_file", {"path": "/w/private/retry.rkt", "content": "x"}),
+            Message.text_message(
+                "user", "[use_mcp_tool for 's'] Result:\nSuccessfully wrote to /w/private/retry.rkt"
+            ),
+            use("run_process", {"command_line": "git rm private/old.rkt"}),
+            Message.text_message("user", "[use_mcp_tool for 's'] Result:\nrm 'private/old.rkt'"),
+            use("edit_file", {"path": "/w/private/a.rkt", "edits": []}),
+            Message.text_message("user", "Not that file."),  # no result: it did not run
+        ]
+    )
+    probes = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert any(c == "file_created" and p.endswith("private/retry.rkt") for c, p in probes)
+    assert ("file_deleted", "private/old.rkt") in probes
+    assert ("command", "git rm private/old.rkt") in probes
+    assert not any(p.endswith("a.rkt") for _, p in probes)
+
+
+def test_codeact_blocks_an_observation_answers_are_actions() -> None:
+    observed = "OBSERVATION:\n[File updated (edited at line 3).]\n[Command finished]"
+    conversation = Conversation(
+        [
+            Message.text_message("user", "Add the flag."),
+            Message.text_message(
+                "assistant",
+                "Editing.\n<execute_ipython>\nedit_file_by_replace(\n    '/w/src/cli.rs',\n"
+                "    to_replace='a',\n    new_content='b',\n)\n</execute_ipython>",
+            ),
+            Message.text_message("user", observed),
+            Message.text_message(
+                "assistant", "Dropping it.\n<execute_bash>\nrm src/pool.rs\n</execute_bash>"
+            ),
+            Message.text_message("user", observed),
+            Message.text_message(
+                "assistant", "<execute_ipython>\ncreate_file('/w/x.rs')\n</execute_ipython>"
+            ),
+            Message.text_message("user", "Stop, don't."),  # not an observation: nothing ran
+        ]
+    )
+    probes = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert any(c == "file_modified" and p.endswith("src/cli.rs") for c, p in probes), probes
+    assert ("file_deleted", "src/pool.rs") in probes
+    assert not any(p.endswith("x.rs") for _, p in probes)

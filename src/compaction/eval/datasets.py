@@ -534,9 +534,10 @@ _SHELL_TOOLS = frozenset(
         "run_in_terminal",
         "launch-process",
         "start_process",  # Desktop Commander's MCP server (`mcp__desktop-commander__…`)
+        "run_process",  # mcp-server-commands
     }
 )
-_COMMAND_KEYS = ("command", "cmd", "script", "CommandLine")
+_COMMAND_KEYS = ("command", "cmd", "script", "CommandLine", "command_line")
 #: Words of a tool's name that say it runs commands (Composio's `SHELLTOOL_EXEC_COMMAND`),
 #: when no name above is the tool's: its command is under one of `_COMMAND_KEYS`.
 _SHELL_WORDS = frozenset({"shell", "shelltool", "bash", "terminal", "exec", "execute", "cmd"})
@@ -719,6 +720,8 @@ def _actions(conversation: Conversation) -> list[_Action]:
             if not calls and action is None:
                 actions += _code_actions(i, message, following, open_file, cwd)
                 actions += _react_actions(i, message, open_file, cwd)
+                actions += _xml_tool_use(i, message, following, open_file, cwd)
+                actions += _codeact_actions(i, message, following, open_file, cwd)
                 actions += _executed_blocks(i, message, following, open_file, cwd)
                 actions += _answered_block(i, message, following, open_file, cwd)
             if not calls and action is not None:
@@ -833,6 +836,91 @@ def _react_actions(
         arguments = {**arguments, "filename": f"{directory.rstrip('/')}/{filename}"}
     output = text[observed.end() :]
     return [_Action(index, found.group(1), arguments, "", output, index, False, open_file, cwd)]
+
+
+#: A tool use written as XML at the end of an assistant's text (Cline's and Roo Code's classic
+#: protocol): `<tool>`, a `<parameter>value</parameter>` per argument, `</tool>`; its result
+#: comes back in the next user turn as `[tool for '…'] Result:`, with "Error:" first where an
+#: MCP server flagged it.
+_XML_USE = re.compile(r"<([a-z_]+)>\s*((?:<([a-z_]+)>.*?</\3>\s*)+)</\1>\s*\Z", re.DOTALL)
+_XML_PARAMETER = re.compile(r"<([a-z_]+)>\n?(.*?)\n?</\1>", re.DOTALL)
+_XML_RESULT = re.compile(r"^\[[a-z_]+(?: for '[^'\n]*')?\] Result:[ \t]*\n?", re.MULTILINE)
+
+
+def _xml_tool_use(
+    index: int,
+    message: Message,
+    following: Message | None,
+    open_file: str | None,
+    cwd: str | None,
+) -> list[_Action]:
+    """The tool use an assistant's text ends on, written as XML, when the next user turn
+    holds its result. `use_mcp_tool` calls the MCP server's tool named in `tool_name` with the
+    JSON object in `arguments`."""
+    answer = message_text(following) if following is not None else ""
+    result = _XML_RESULT.search(answer) if following is not None else None
+    use = _XML_USE.search(message_text(message)) if result is not None else None
+    if result is None or use is None:
+        return []
+    name = use.group(1)
+    arguments: dict[str, Any] = dict(_XML_PARAMETER.findall(use.group(2)))
+    if name == "use_mcp_tool" and isinstance(arguments.get("tool_name"), str):
+        name = arguments["tool_name"]
+        try:
+            inner = json.loads(arguments.get("arguments") or "{}")
+        except ValueError:
+            inner = {}
+        arguments = inner if isinstance(inner, dict) else {}
+    output = answer[result.end() :]
+    error = output.startswith("Error:\n")
+    return [_Action(index, name, arguments, "", output, index + 1, error, open_file, cwd)]
+
+
+#: OpenHands CodeAct's actions written in the assistant's text, answered by an `OBSERVATION:`
+#: user turn: a shell command in `<execute_bash>`, a Python cell in `<execute_ipython>` calling
+#: the agent skills (`create_file(path)`, `edit_file_by_replace(path, …)`, `append_file`,
+#: `insert_content_at_line`), whose first argument is the file they act on.
+_CODEACT_BLOCK = re.compile(r"<(execute_bash|execute_ipython)>\n?(.*?)\n?</\1>", re.DOTALL)
+
+
+def _codeact_actions(
+    index: int,
+    message: Message,
+    following: Message | None,
+    open_file: str | None,
+    cwd: str | None,
+) -> list[_Action]:
+    """A CodeAct agent's actions in an assistant message the next one observes."""
+    answer = message_text(following) if following is not None else ""
+    if following is None or following.role != "user" or not answer.startswith("OBSERVATION:"):
+        return []
+    found: list[_Action] = []
+    for block in _CODEACT_BLOCK.finditer(message_text(message)):
+        kind, body = block.group(1), block.group(2)
+        if kind == "execute_bash":
+            arguments: dict[str, Any] = {"command": body}
+            found.append(
+                _Action(
+                    index, "execute_bash", arguments, "", answer, index + 1, False, open_file, cwd
+                )
+            )
+            continue
+        try:
+            tree = ast.parse(body)
+        except SyntaxError:
+            continue
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
+            first = node.args[0] if node.args else None
+            if not isinstance(node.func, ast.Name) or not isinstance(first, ast.Constant):
+                continue
+            if isinstance(first.value, str) and node.func.id != "open_file":
+                arguments = {"path": first.value}
+                action = _Action(
+                    index, node.func.id, arguments, "", answer, index + 1, False, open_file, cwd
+                )
+                found.append(action)
+    return found
 
 
 #: A markdown code block as AutoGen's executors extract them (`CODE_BLOCK_PATTERN`), and the
