@@ -108,6 +108,7 @@ ANTHROPIC_FAMILIES = (
     "gptme-style",
     "dc-style",
     "clinemcp-style",
+    "ccstory-style",
 )
 
 

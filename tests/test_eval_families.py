@@ -1427,8 +1427,8 @@ def test_the_second_thoughts_variant_supersedes_twice(family: str) -> None:
 def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
-        # codeact-terse-style tells the same story).
-        if family in VARIANT or family in ("codeact-style", "codeact-terse-style"):
+        # codeact-terse-style tells the same story); so does ccstory-style's.
+        if family in VARIANT or family in ("codeact-style", "codeact-terse-style", "ccstory-style"):
             continue
         for session in sessions(family):
             assert all(len(f.stale) <= 1 for f in session.facts)
@@ -4308,3 +4308,85 @@ def test_codeact_terse_style_ends_without_restating_its_facts() -> None:
             for form in (*fact.probe, *fact.stale):
                 assert form.casefold() not in last, (fact.id, form)
         assert "git diff --stat" not in conversation_text(terse.conversation)
+
+
+#: Claude Code's tools and the argument keys each may take.
+_CC_TOOLS = {
+    "Bash": {"command", "description", "timeout", "run_in_background"},
+    "Read": {"file_path", "offset", "limit"},
+    "Edit": {"file_path", "old_string", "new_string", "replace_all"},
+    "MultiEdit": {"file_path", "edits"},
+    "Write": {"file_path", "content"},
+    "Grep": {"pattern", "path", "glob", "output_mode", "-n", "-i", "-A", "-B", "-C", "type"},
+    "Glob": {"pattern", "path"},
+    "TodoWrite": {"todos"},
+    "Task": {"description", "prompt", "subagent_type"},
+}
+
+
+def test_ccstory_style_speaks_claude_codes_tools_and_flags_its_errors() -> None:
+    for session in sessions("ccstory-style"):
+        messages = session.conversation.messages
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        used: set[str] = set()
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                assert call.name in _CC_TOOLS and set(args) <= _CC_TOOLS[call.name], call.name
+                used.add(call.name)
+                if "file_path" in args:
+                    assert args["file_path"].startswith("/home/dev/src/")
+                result = results[call.id]
+                text = "".join(p.text for p in result.content if hasattr(p, "text"))
+                if call.name == "Read":
+                    assert re.match(r" {0,5}\d+→", text) and "<system-reminder>" in text
+                if call.name == "Edit" and not result.is_error:
+                    assert text.startswith(f"The file {args['file_path']} has been updated. ")
+                if call.name == "Write":
+                    assert text == f"File created successfully at: {args['file_path']}"
+                if call.name == "MultiEdit":
+                    assert all(set(e) == {"old_string", "new_string"} for e in args["edits"])
+                    assert text.startswith(f"Applied {len(args['edits'])} edits to ")
+                if call.name == "Bash":
+                    # A non-zero exit is an error result; nothing else is.
+                    assert result.is_error == text.startswith("Exit code "), args["command"]
+                if call.name == "Task":
+                    assert args["subagent_type"] == "general-purpose" and len(text) > 400
+        assert set(_CC_TOOLS) <= used
+        # The Anthropic payload carries the flag Claude Code sets.
+        payload = ANTHROPIC.encode(session.conversation)
+        blocks = [b for m in payload["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        flagged = [b for b in blocks if b.get("type") == "tool_result" and b.get("is_error")]
+        assert len(flagged) >= 4
+        assert any("The user doesn't want to proceed" in json.dumps(b) for b in flagged)
+
+
+def test_ccstory_style_todo_lists_move_items_along_and_drop_one() -> None:
+    for session in sessions("ccstory-style"):
+        lists = [
+            json.loads(call.arguments)["todos"]
+            for m in session.conversation.messages
+            for call in m.tool_calls
+            if call.name == "TodoWrite"
+        ]
+        assert len(lists) >= 5
+        seen: dict[str, list[str]] = {}
+        for todos in lists:
+            assert all(set(t) == {"content", "status", "activeForm"} for t in todos)
+            assert all(t["status"] in ("pending", "in_progress", "completed") for t in todos)
+            assert sum(t["status"] == "in_progress" for t in todos) <= 1
+            for t in todos:
+                seen.setdefault(t["content"], []).append(t["status"])
+        assert any(s[0] == "pending" and "in_progress" in s and s[-1] == "completed"
+                   for s in seen.values())  # fmt: skip
+        last = {t["content"] for t in lists[-1]}
+        dropped = [c for c, s in seen.items() if c not in last]
+        assert len(dropped) == 1 and seen[dropped[0]][-1] != "completed"
+        added = [c for c in last if c not in {t["content"] for t in lists[0]}]
+        assert len(added) == 1
+        # The last message names no fact but its own.
+        final = session.conversation.messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
