@@ -3088,3 +3088,32 @@ def test_what_the_user_replaces_by_name_is_no_longer_said_as_standing() -> None:
     said_by_assistant = again.split("## What the user said")[1].split("\n\n", 1)[1]
     assert "dupes.json" not in said_by_assistant and "under 0.10.0" not in said_by_assistant
     assert "README usage section — still to do" in again, again
+
+
+def test_a_sub_agents_report_is_read_for_its_telling_sentences() -> None:
+    # Claude Code's Task: the sub-agent's report named the function every later edit was
+    # about; the report was read for nothing but errors, and the name was lost.
+    report = (
+        "The outbound request is made in `/w/hookrelay/delivery/transport.py` by "
+        "`_signed_post(url, body, secret)`: it signs the body with HMAC-SHA256.\n\n"
+        "Its only caller is `DeliveryWorker.deliver()`, which catches every exception.\n\n"
+        "No retry happens anywhere on that path."
+    )
+    messages = [
+        say("user", "Add retries to webhook delivery."),
+        call("t1", "Task", description="Find the send path", prompt="Find where it sends."),
+        result("t1", report),
+        say("assistant", "Adding the retry around the send."),
+    ]
+    text = rendered(extract_ledger(messages))
+    notes = text.split("## Notes by the assistant\n")[1].split("\n\n")[0]
+    assert "`_signed_post(url, body, secret)`" in notes, text
+    assert "`DeliveryWorker.deliver()`" in notes
+    assert "No retry happens anywhere" not in notes  # nothing telling in it
+    # Masked, its placeholder keeps what it found, and the digest reads it from there.
+    calls = {"t1": messages[1].tool_calls[0]}
+    masked = MaskStrategy(min_chars=10).mask_message(messages[2], calls)
+    assert masked is not None
+    assert "found: The outbound request is made in" in masked.tool_results[0].text
+    again = rendered(extract_ledger([*messages[:2], masked, messages[3]]))
+    assert "`_signed_post(url, body, secret)`" in again.split("## Notes by the assistant\n")[1]

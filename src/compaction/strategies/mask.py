@@ -39,9 +39,11 @@ from compaction.summarize.digest import (
 )
 from compaction.summarize.digest.events import (
     call_actions,
+    delegates,
     open_file_line,
     outcome_of_result,
     output_in_text,
+    report_findings,
 )
 from compaction.summarize.tools import actions_in_text, react_step, todo_changes_in_reply
 
@@ -184,6 +186,7 @@ def _placeholder_text(
             signals.identifiers(text),
             tests,
             state=open_file_line(text) if "(Open file: " in text else "",
+            findings=report_findings(text) if name and delegates(name, arguments or "") else (),
         )
     )
 

@@ -107,6 +107,14 @@ class IdentifiersSeen:
 
 
 @dataclass(frozen=True, slots=True)
+class Reported:
+    """What a sub-agent's report on the task handed to it found (Claude Code's `Task`):
+    its first sentences naming files, code, figures or ids (`report_findings`)."""
+
+    findings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Asked:
     """The user's question still unanswered where the span ends."""
 
@@ -141,6 +149,7 @@ Event = (
     | ImagesSeen
     | IdentifiersSeen
     | Asked
+    | Reported
     | Finished
     | EarlierSummary
 )
@@ -563,6 +572,10 @@ def _read_result(
     created = tools.todo_id_in_result(call.name, text)
     if created is not None:
         yield TodoIdentified(created)
+    if delegates(call.name, call.arguments):
+        findings = placeholder.findings if placeholder is not None else report_findings(text)
+        if findings:
+            yield Reported(findings)
     for action in call_actions(call.name, call.arguments):
         if action.kind == "file" and action.path is None and action.op is not None:
             # An editor command acting on the open file: its output names it, or the status line.
@@ -728,6 +741,29 @@ def _xml_result_in(
             return texts[position + 1], 0
         return None
     return None
+
+
+def delegates(name: str, arguments: str) -> bool:
+    """Whether a tool hands a task to a sub-agent (its result is the sub-agent's report)."""
+    return any(action.kind == "delegate" for action in call_actions(name, arguments))
+
+
+#: How many of a report's telling sentences are kept, and how long each may be.
+_FINDINGS = 2
+_FINDING_CHARS = 160
+
+
+@text_cache()
+def report_findings(text: str) -> tuple[str, ...]:
+    """A sub-agent's report's first sentences naming files, code, figures or ids: what the
+    parent agent learned from it (kept in the report's placeholder, and by the digest)."""
+    found: list[str] = []
+    for sentence, *_ in signals.prose_signals(text):
+        if telling_tokens(sentence):
+            found.append(signals.clip(sentence, _FINDING_CHARS))
+            if len(found) == _FINDINGS:
+                break
+    return tuple(found)
 
 
 def _asks_user(name: str, arguments: str = "{}") -> bool:

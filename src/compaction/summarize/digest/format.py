@@ -109,6 +109,8 @@ class Placeholder:
     # The environment's state the output ended on, verbatim, where a reader follows it
     # (SWE-agent's `(Open file: …)`: the file later edits apply to).
     state: str = ""
+    # A sub-agent's report's first telling sentences (the files, code and figures it found).
+    findings: tuple[str, ...] = ()
 
 
 # Everything after this line of a placeholder is the original's own text.
@@ -124,6 +126,7 @@ def write_placeholder(p: Placeholder) -> str:
         lines.append(f"tests: {p.tests}")
     if p.state:
         lines.append(f"state: {p.state}")
+    lines += [f"found: {finding}" for finding in p.findings]
     if p.excerpt:
         lines += [EXCERPT_LINE, p.excerpt]
     return "\n".join(lines)
@@ -148,6 +151,7 @@ def read_placeholder(text: str) -> Placeholder | None:
     ids: tuple[str, ...] = ()
     tests = None
     state = ""
+    findings = tuple(line[7:] for line in lines if line.startswith("found: "))
     for line in lines:
         if line.startswith("ids: "):
             ids = tuple(line[5:].split(", "))
@@ -165,4 +169,5 @@ def read_placeholder(text: str) -> Placeholder | None:
         tests,
         excerpt,
         state,
+        findings,
     )

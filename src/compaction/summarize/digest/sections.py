@@ -32,6 +32,7 @@ from compaction.summarize.digest.events import (
     IdentifiersSeen,
     ImagesSeen,
     PlanStated,
+    Reported,
     TodoChanged,
     TodoIdentified,
     TodosStated,
@@ -1635,7 +1636,7 @@ class Notes(Section[NotesState]):
     verbatim where the readers cannot tell more."""
 
     name = "notes"
-    events = (AssistantSaid, UserSaid)
+    events = (AssistantSaid, UserSaid, Reported)
     heading = "## Notes by the assistant"
     reads = ("## Facts to remember",)
 
@@ -1655,6 +1656,10 @@ class Notes(Section[NotesState]):
     def observe(self, state: NotesState, event: Event, seq: int) -> None:
         if isinstance(event, UserSaid):
             self._drop_replaced(state, event.text, len(state.notes))
+            return
+        if isinstance(event, Reported):
+            for finding in event.findings:  # what a sub-agent's report found
+                self._add(state, 3, seq, finding)
             return
         if not isinstance(event, AssistantSaid):
             return
