@@ -3117,3 +3117,17 @@ def test_a_sub_agents_report_is_read_for_its_telling_sentences() -> None:
     assert "found: The outbound request is made in" in masked.tool_results[0].text
     again = rendered(extract_ledger([*messages[:2], masked, messages[3]]))
     assert "`_signed_post(url, body, secret)`" in again.split("## Notes by the assistant\n")[1]
+
+
+def test_claude_codes_interruption_marker_is_not_the_users_words() -> None:
+    said = (
+        "[Request interrupted by user for tool use]\nactually, stop — don't touch the CLI. "
+        "Ops parse `hookrelayctl` output."
+    )
+    assert signals.own_words(said) == (
+        "actually, stop — don't touch the CLI. Ops parse `hookrelayctl` output."
+    )
+    assert signals.own_words("[Request interrupted by user]") == ""
+    assert signals.own_words("Please [Request interrupted by user] quote it.") == (
+        "Please [Request interrupted by user] quote it."
+    )

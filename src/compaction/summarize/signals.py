@@ -708,6 +708,11 @@ _CONTEXT_WORDS = frozenset(
 )
 
 
+# Claude Code's line saying the user stopped it, first in the user's turn (the agent's, not
+# the user's words).
+_INTERRUPTED = re.compile(r"\A\[Request interrupted by user(?: for tool use)?\][ \t]*(?:\n|\Z)")
+
+
 @text_cache()
 def own_words(text: str) -> str:
     """What the user typed, out of the blocks an agent wraps around it: the request blocks'
@@ -718,6 +723,8 @@ def own_words(text: str) -> str:
         packed = _packet_words(text)
         if packed is not None:
             return packed
+    if text.startswith("[Request interrupted by user"):
+        text = _INTERRUPTED.sub("", text, count=1).strip()
     if "```" in text:
         text = _without_attached_files(text).strip()
     if "</" not in text:
