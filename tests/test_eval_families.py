@@ -1427,8 +1427,9 @@ def test_the_second_thoughts_variant_supersedes_twice(family: str) -> None:
 def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
-        # codeact-terse-style tells the same story); so does ccstory-style's.
-        if family in VARIANT or family in ("codeact-style", "codeact-terse-style", "ccstory-style"):
+        # codeact-terse-style tells the same story); so do ccstory-style's and cxstory-style's.
+        own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style")
+        if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
             assert all(len(f.stale) <= 1 for f in session.facts)
@@ -4386,6 +4387,76 @@ def test_ccstory_style_todo_lists_move_items_along_and_drop_one() -> None:
         added = [c for c in last if c not in {t["content"] for t in lists[0]}]
         assert len(added) == 1
         # The last message names no fact but its own.
+        final = session.conversation.messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Codex CLI's tools and the argument keys each may take.
+_CX_TOOLS = {
+    "shell": {"command", "workdir", "timeout_ms"},
+    "apply_patch": {"input"},
+    "update_plan": {"explanation", "plan"},
+}
+_CX_RESULT = re.compile(r"\AExit code: (\d+)\nWall time: \d+\.\d seconds\nOutput:\n", re.S)
+
+
+def test_cxstory_style_speaks_codex_clis_tools_and_results() -> None:
+    for session in sessions("cxstory-style"):
+        messages = session.conversation.messages
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        kinds: set[str] = set()
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                assert call.name in _CX_TOOLS and set(args) <= _CX_TOOLS[call.name], call.name
+                text = "".join(p.text for p in results[call.id].content if hasattr(p, "text"))
+                if call.name == "shell":
+                    assert args["command"][:2] == ["bash", "-lc"] and len(args["command"]) == 3
+                    assert args["workdir"].startswith("/home/dev/code/")
+                    assert _CX_RESULT.match(text)
+                if call.name == "apply_patch":
+                    patch = args["input"]
+                    assert patch.startswith("*** Begin Patch\n")
+                    assert patch.endswith("\n*** End Patch")
+                    kinds |= set(re.findall(r"^\*\*\* (Add|Update|Delete) File: ", patch, re.M))
+                    assert "Success. Updated the following files:\n" in text
+                if call.name == "update_plan":
+                    assert text == "Plan updated"
+        assert kinds == {"Add", "Update", "Delete"}
+        text = conversation_text(session.conversation)
+        assert re.search(r"^      Tests  1 failed \| \d+ passed \(\d+\)$", text, re.M)
+        assert re.search(r"^ FAIL  src/\S+\.test\.ts > ", text, re.M)
+        assert re.search(r"^src/\S+\.ts\(\d+,\d+\): error TS2345: ", text, re.M)
+        assert re.search(r"^  \d+:\d+  error  .+  @typescript-eslint/no-unused-vars$", text, re.M)
+
+
+def test_cxstory_style_plans_move_steps_along_drop_one_and_add_one() -> None:
+    for session in sessions("cxstory-style"):
+        plans = [
+            json.loads(call.arguments)["plan"]
+            for m in session.conversation.messages
+            for call in m.tool_calls
+            if call.name == "update_plan"
+        ]
+        assert len(plans) >= 4
+        seen: dict[str, list[str]] = {}
+        for plan in plans:
+            assert all(set(p) == {"step", "status"} for p in plan)
+            assert sum(p["status"] == "in_progress" for p in plan) <= 1
+            for p in plan:
+                seen.setdefault(p["step"], []).append(p["status"])
+        assert any(s[0] == "pending" and "in_progress" in s and s[-1] == "completed"
+                   for s in seen.values())  # fmt: skip
+        last = {p["step"] for p in plans[-1]}
+        dropped = [c for c, s in seen.items() if c not in last]
+        assert len(dropped) == 1 and seen[dropped[0]][-1] != "completed"
+        assert len([c for c in last if c not in {p["step"] for p in plans[0]}]) == 1
+        # The page sizes never stand inside each other, and the last message names no fact.
+        [page] = [f for f in session.facts if f.id == "changed_value-2"]
+        values = [*page.probe, *page.stale]
+        assert all([v for v in values if x in v] == [x] for x in values)
         final = session.conversation.messages[-1].text.casefold()
         for fact in session.facts:
             if fact.category != "last_message":
