@@ -139,6 +139,31 @@ def test_a_stale_value_restated_in_the_compactions_own_words_is_stale_as_current
     assert restated_stale([fact], before, first) == [fact]
 
 
+def test_a_command_the_summary_quotes_in_backticks_is_history_not_a_claim() -> None:
+    # "`sed -n '1,40p' apps/old/export.ts` → ok" under the commands run quotes what ran
+    # (the user later ruled that file out); a line naming the old file in the summary's own
+    # words still states it.
+    fact = Fact(
+        id="route", category="file_modified", text="the export route",
+        probe=("packages/reports/src/export.ts",), depth="early", cued=False, critical=True,
+        stale=("apps/old/export.ts",),
+    )  # fmt: skip
+    before = chat(
+        ("user", "Add the CSV export."),
+        ("assistant", "Reading it: sed -n '1,40p' apps/old/export.ts"),
+        ("user", "No, not that file — packages/reports/src/export.ts."),
+        ("assistant", "Editing packages/reports/src/export.ts."),
+    )
+
+    def summarized(line: str) -> Conversation:
+        summary = Message(role="user", parts=(SummaryPart(line),))
+        return before.with_messages((summary, Message.text_message("assistant", "Done.")))
+
+    quoted = summarized("- `sed -n '1,40p' apps/old/export.ts` → ok")
+    assert restated_stale([fact], before, summarized("- Files: apps/old/export.ts")) == [fact]
+    assert restated_stale([fact], before, quoted) == []
+
+
 def test_the_protected_content_is_what_the_compactor_keeps_verbatim() -> None:
     # System, the first user message, the live user turn (the last one the user wrote) and
     # the last message: a target below them all is one no compaction can meet.

@@ -364,9 +364,10 @@ _SAFE_PIECES = re.compile(r"[^\"\\\x00-\x1f\x7f-\U0010ffff]{24,}")
 def _quotes_session(line: str, session_text: str) -> bool:
     """True when `line` quotes the session: its longest JSON-safe run of 24 or more
     characters occurs in the session's own text (so the words are the session's, not the
-    compaction's)."""
+    compaction's). Backticks around a run are markup, not words (a command shown as code)."""
     pieces = [p.strip() for p in _SAFE_PIECES.findall(_BULLET.sub("", line.strip()))]
-    pieces = [p.rstrip(".…").strip() for p in pieces if len(p.strip()) >= 24]
+    pieces = [p.rstrip(".…").strip().strip("`").strip() for p in pieces if len(p.strip()) >= 24]
+    pieces = [p for p in pieces if len(p) >= 24]
     return bool(pieces) and max(pieces, key=len).casefold() in session_text
 
 
