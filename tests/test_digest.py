@@ -3130,3 +3130,16 @@ def test_claude_codes_interruption_marker_is_not_the_users_words() -> None:
     assert signals.own_words("Please [Request interrupted by user] quote it.") == (
         "Please [Request interrupted by user] quote it."
     )
+
+
+def test_eslints_stylish_report_names_its_errors() -> None:
+    output = (
+        "\n/w/packages/reports/src/routes/invoices.export.ts\n"
+        "  1:10  error    'Readable' is defined but never used  @typescript-eslint/no-unused-vars\n"
+        "  4:1   warning  Unexpected console statement  no-console\n\n"
+        "✖ 2 problems (1 error, 1 warning)\n\n ELIFECYCLE  Command failed with exit code 1."
+    )
+    outcome, errors = signals.outcome_of(output, is_error=False)
+    assert outcome != "ok"
+    assert errors[0].startswith("1:10  error    'Readable' is defined but never used"), errors
+    assert not any("no-console" in e for e in errors)

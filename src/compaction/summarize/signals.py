@@ -51,6 +51,7 @@ _ERROR_LINE = re.compile(
       | Traceback\ \(most\ recent\ call\ last\)
       | e:\ (?:file://)?\S+\.kts?\b                    # kotlinc
       | [^\s(]+\(\d+,\d+\):\ error\b                    # tsc: file(line,col): error TS…
+      | \d+:\d+\ +error\ +\S                           # eslint's stylish: line:col  error  …
       | ●\ (?!Console\b)\S                             # jest: a failing test's header
       | ---\ FAIL:\ \S                                  # go test
       | \S.*\ >\ .+\ FAILED$                             # Gradle: Class > method() FAILED
