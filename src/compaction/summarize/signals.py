@@ -1138,34 +1138,10 @@ def mentions(text: str, value: str) -> bool:
 
 # A figure: a number and the unit word after it ("9 bits", "3.8 MB", "40%").
 _FIGURE = re.compile(r"(?<![\w./-])(\d+(?:\.\d+)?)\s?(%|[A-Za-zµ]+)\b")
-_NOT_UNITS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "as",
-        "at",
-        "by",
-        "for",
-        "from",
-        "in",
-        "is",
-        "of",
-        "on",
-        "or",
-        "per",
-        "so",
-        "than",
-        "that",
-        "the",
-        "then",
-        "to",
-        "was",
-        "were",
-        "with",
-        "x",
-    ]
-)
+_NOT_UNITS = frozenset({
+    "a", "an", "and", "as", "at", "by", "for", "from", "in", "is", "of", "on", "or", "per",
+    "so", "than", "that", "the", "then", "to", "was", "were", "with", "x",
+})  # fmt: skip
 
 
 _DIGIT = re.compile(r"\d")
