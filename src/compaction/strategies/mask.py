@@ -39,7 +39,7 @@ from compaction.summarize.digest import (
 )
 from compaction.summarize.digest.events import (
     call_actions,
-    delegates,
+    call_does,
     open_file_line,
     outcome_of_result,
     output_in_text,
@@ -186,7 +186,11 @@ def _placeholder_text(
             signals.identifiers(text),
             tests,
             state=open_file_line(text) if "(Open file: " in text else "",
-            findings=report_findings(text) if name and delegates(name, arguments or "") else (),
+            findings=(
+                report_findings(text)
+                if name and call_does("delegate", name, arguments or "")
+                else ()
+            ),
         )
     )
 

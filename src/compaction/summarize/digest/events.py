@@ -195,7 +195,7 @@ class Reader:
                 # feedback on the use, when they gave one, before it; the result of a
                 # question to the user is the user's answer.
                 output = text[result.end() :]
-                if _asks_user(result.group(1)):
+                if call_does("ask", result.group(1)):
                     self._pending_actions, self._awaiting = [], False
                     if answer := signals.own_words(tools.answer_of(output)):
                         yield UserSaid(answer)
@@ -560,7 +560,7 @@ def _read_result(
         if errors:
             yield ToolFinished("an earlier tool call", False, errors)
         return
-    if _asks_user(call.name, call.arguments):
+    if call_does("ask", call.name, call.arguments):
         answer = signals.own_words(tools.answer_of(text))
         if answer:
             yield UserSaid(answer)
@@ -572,7 +572,7 @@ def _read_result(
     created = tools.todo_id_in_result(call.name, text)
     if created is not None:
         yield TodoIdentified(created)
-    if delegates(call.name, call.arguments):
+    if call_does("delegate", call.name, call.arguments):
         findings = placeholder.findings if placeholder is not None else report_findings(text)
         if findings:
             yield Reported(findings)
@@ -733,7 +733,7 @@ def _xml_result_in(
         result = _xml_tool_result(text)
         if result is None or not (awaited or result.start() == 0):
             continue
-        if _asks_user(result.group(1)):
+        if call_does("ask", result.group(1)):
             return None
         if text[result.end() :].strip():
             return index, result.end()
@@ -741,11 +741,6 @@ def _xml_result_in(
             return texts[position + 1], 0
         return None
     return None
-
-
-def delegates(name: str, arguments: str) -> bool:
-    """Whether a tool hands a task to a sub-agent (its result is the sub-agent's report)."""
-    return any(action.kind == "delegate" for action in call_actions(name, arguments))
 
 
 #: How many of a report's telling sentences are kept, and how long each may be (a second
@@ -767,9 +762,10 @@ def report_findings(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _asks_user(name: str, arguments: str = "{}") -> bool:
-    """Whether a tool asks the user a question (its result is the user's answer)."""
-    return any(action.kind == "ask" for action in call_actions(name, arguments))
+def call_does(kind: tools.ActionKind, name: str, arguments: str = "{}") -> bool:
+    """Whether a call of tool `name` does an action of `kind` by the tool table: `ask` (its
+    result is the user's answer), `delegate` (its result is a sub-agent's report)."""
+    return any(action.kind == kind for action in call_actions(name, arguments))
 
 
 # A user message only an environment writes, whatever came before it: AutoGen's code
@@ -784,6 +780,16 @@ _ENVIRONMENT_REPLY = re.compile(
 )
 
 
+def _awaited(before: Message | None) -> bool:
+    """Whether a user turn after `before` answers an action written in its text."""
+    return (
+        before is not None
+        and before.role == "assistant"
+        and not before.tool_calls
+        and bool(_text_actions(before.text))
+    )
+
+
 def output_in_text(message: Message, before: Message | None = None) -> tuple[int, int] | None:
     """Where an environment's output sits in a message's own text, as (index of the text
     part, offset it starts at; it runs to the part's end): a user message that is an
@@ -794,15 +800,8 @@ def output_in_text(message: Message, before: Message | None = None) -> tuple[int
     if message.tool_calls or message.tool_results:
         return None
     texts = [i for i, p in enumerate(message.parts) if isinstance(p, TextPart)]
-    awaited = (
-        message.role == "user"
-        and before is not None
-        and before.role == "assistant"
-        and not before.tool_calls
-        and bool(_text_actions(before.text))
-    )
     if len(texts) > 1 and message.role == "user":
-        return _xml_result_in(message, texts, awaited=awaited)
+        return _xml_result_in(message, texts, awaited=_awaited(before))
     if len(texts) != 1:
         return None
     index = texts[0]
@@ -814,6 +813,7 @@ def output_in_text(message: Message, before: Message | None = None) -> tuple[int
             return None
         if _ENVIRONMENT_REPLY.match(text) is not None:
             return index, 0
+        awaited = _awaited(before)
         found = _xml_result_in(message, texts, awaited=awaited)
         if found is not None or _xml_tool_result(text) is not None:
             return found

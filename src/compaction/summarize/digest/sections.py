@@ -15,8 +15,9 @@ Sections must never call a model, count tokens or read a wire format; determinis
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar, Generic, TypeVar
 
 from compaction._textcache import text_cache
@@ -1527,9 +1528,6 @@ class Answers(Section[AnswersState]):
                 self._add(state, seq, sentence)
         elif isinstance(event, Finished):
             self._add(state, seq, signals.clip(event.text.strip(), 600))
-        elif isinstance(event, AssistantSaid):
-            for sentence in _answer_sentences(event):
-                self._add(state, seq, sentence)
 
     def merge(self, earlier: AnswersState, later: AnswersState) -> AnswersState:
         # The earlier span's open question is answered in the later one (its reader was told
@@ -1616,18 +1614,22 @@ def _replaced_by_user(texts: Sequence[str], said: str) -> frozenset[str]:
     return frozenset(old)
 
 
-def _without_names(text: str, names: frozenset[str]) -> str:
-    """`text` without its sentences naming one of `names` ("" when none is left)."""
+def _without_sentences(text: str, gone: Callable[[str], bool]) -> str:
+    """`text` without its sentences `gone` says no longer stand ("" when none is left)."""
     said = signals.sentences(text)
-    kept = [s for s in said if not any(signals.mentions(s.lower(), n) for n in names)]
+    kept = [s for s in said if not gone(s)]
     return text if len(kept) == len(said) else " ".join(kept)
 
 
-def _without_replaced_figures(text: str, newer: str) -> str:
-    """`text` without its sentences whose figure `newer` replaces ("" when none is left)."""
-    said = signals.sentences(text)
-    kept = [s for s in said if not _replaces_figure(newer, s)]
-    return text if len(kept) == len(said) else " ".join(kept)
+def _names_one_of(names: frozenset[str]) -> Callable[[str], bool]:
+    """Whether a sentence names one of `names`."""
+    return lambda sentence: any(signals.mentions(sentence.lower(), n) for n in names)
+
+
+def _replacing_turns(later: Mapping[str, Any]) -> list[str]:
+    """The later span's user turns that replace something by name (merged summaries)."""
+    users = later.get("user")
+    return [said for _, said in users.texts if _replacements(said)] if users else []
 
 
 class Notes(Section[NotesState]):
@@ -1684,7 +1686,7 @@ class Notes(Section[NotesState]):
             return
         kept = []
         for index, (tier, score, text) in enumerate(state.notes):
-            left = _without_names(text, old) if index < before else text
+            left = _without_sentences(text, _names_one_of(old)) if index < before else text
             if left:
                 kept.append((tier, score, left))
         state.notes[:] = kept
@@ -1698,8 +1700,7 @@ class Notes(Section[NotesState]):
     def settle(self, state: NotesState, later: Mapping[str, Any]) -> None:
         # Merged summaries: the later span's user words replace what the earlier one's
         # notes named.
-        users = later.get("user")
-        replacing = [said for _, said in users.texts if _replacements(said)] if users else []
+        replacing = _replacing_turns(later)
         if not replacing:
             return
         own = {text for _, _, text in later["notes"].notes}
@@ -1850,13 +1851,12 @@ class Subjects(Section[SubjectsState]):
         for index in range(len(state.threads) - 1, -1, -1) if old else ():
             thread = state.threads[index]
             if thread.latest not in later:
-                state.revise(index, _without_names(thread.latest, old))
+                state.revise(index, _without_sentences(thread.latest, _names_one_of(old)))
 
     def settle(self, state: SubjectsState, later: Mapping[str, Any]) -> None:
         # Merged summaries: the later span's user words replace what the earlier one's
         # subjects named.
-        users = later.get("user")
-        replacing = [said for _, said in users.texts if _replacements(said)] if users else []
+        replacing = _replacing_turns(later)
         if replacing:
             own = frozenset(t.latest for t in later["subjects"].threads)
             for said in replacing:
@@ -1870,7 +1870,8 @@ class Subjects(Section[SubjectsState]):
         for index in range(len(state.threads) - 1, -1, -1):
             thread = state.threads[index]
             if signals.has_digit(thread.latest):
-                state.revise(index, _without_replaced_figures(thread.latest, statement))
+                replaced = partial(_replaces_figure, statement)
+                state.revise(index, _without_sentences(thread.latest, replaced))
 
     def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
         merged = SubjectsState(list(earlier.threads), dict(earlier.named))
