@@ -1427,8 +1427,10 @@ def test_the_second_thoughts_variant_supersedes_twice(family: str) -> None:
 def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
-        # codeact-terse-style tells the same story); so do ccstory-style's and cxstory-style's.
-        own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style")
+        # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's and
+        # gcstory-style's.
+        own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
+                     "gcstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -4458,6 +4460,66 @@ def test_cxstory_style_plans_move_steps_along_drop_one_and_add_one() -> None:
         values = [*page.probe, *page.stale]
         assert all([v for v in values if x in v] == [x] for x in values)
         final = session.conversation.messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Gemini CLI's tools and the argument keys each may take.
+_GC_TOOLS = {
+    "run_shell_command": {"command", "description", "directory"},
+    "read_file": {"absolute_path", "offset", "limit"},
+    "write_file": {"file_path", "content"},
+    "replace": {"file_path", "old_string", "new_string", "expected_replacements"},
+    "glob": {"pattern", "path", "case_sensitive", "respect_git_ignore"},
+    "search_file_content": {"pattern", "path", "include"},
+    "write_todos": {"todos"},
+}
+_GC_SHELL = re.compile(
+    r"\ACommand: .+\nDirectory: .+\nStdout: .*\nStderr: .*\nError: .+\nExit Code: (\d+)\n"
+    r"Signal: \(none\)\nBackground PIDs: \(none\)\nProcess Group PGID: \d+\Z",
+    re.S,
+)
+
+
+def test_gcstory_style_speaks_gemini_clis_tools_go_and_its_todo_list() -> None:
+    for session in sessions("gcstory-style"):
+        messages = session.conversation.messages
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        todo_lists = []
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                assert call.name in _GC_TOOLS and set(args) <= _GC_TOOLS[call.name], call.name
+                text = "".join(p.text for p in results[call.id].content if hasattr(p, "text"))
+                path = args.get("absolute_path") or args.get("file_path")
+                if path is not None:
+                    assert path.startswith("/home/dev/src/"), path
+                if call.name == "run_shell_command":
+                    assert args["description"] and _GC_SHELL.match(text), text[:200]
+                if call.name == "write_todos":
+                    assert text.startswith("Successfully updated the todo list. The current "
+                                           "list is now:\n1. [")  # fmt: skip
+                    todo_lists.append(args["todos"])
+        text = conversation_text(session.conversation)
+        assert re.search(r"^--- FAIL: Test\w+ \(\d\.\d\ds\)$", text, re.M)
+        assert re.search(r"^FAIL\tgithub\.com/\S+/internal/ratelimit\t\d+\.\d{3}s$", text, re.M)
+        assert re.search(r"^ok  \tgithub\.com/\S+\t\d+\.\d{3}s$", text, re.M)
+        assert re.search(r"^DONE \d+ tests, 1 failure in \d+\.\d{3}s$", text, re.M)
+        # The output's first line follows "Stdout: " on its line, as Gemini CLI joins them.
+        assert re.search(r"^Stdout: internal/\S+\.go:\d+:\d+: .+ \(errcheck\)$", text, re.M)
+        assert "git rm internal/" in text
+        # To-dos move along; one is cancelled and one added, exactly one in progress at a time.
+        first, last = todo_lists[0], todo_lists[-1]
+        assert all(set(item) == {"description", "status"} for item in last)
+        assert all(sum(i["status"] == "in_progress" for i in items) == 1 for items in todo_lists)
+        assert [i["status"] for i in last].count("cancelled") == 1
+        assert len(last) == len(first) + 1
+        # The rates never stand inside each other, and the last message names no fact.
+        [rate] = [f for f in session.facts if f.id == "changed_value-2"]
+        values = [*rate.probe, *rate.stale]
+        assert len(values) == 3 and all([v for v in values if x in v] == [x] for x in values)
+        final = messages[-1].text.casefold()
         for fact in session.facts:
             if fact.category != "last_message":
                 assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
