@@ -260,6 +260,34 @@ def test_json_wrapped_shell_output_is_read_as_text() -> None:
     assert signals.unwrap_output(plain_json) == plain_json
 
 
+def test_labelled_streams_are_read_as_the_output_and_an_exit_status_is_no_error_line() -> None:
+    # Gemini CLI's shell result: each stream after its label, the first line on the label's
+    # line; "Error:" holds a status that says no more than the exit code.
+    build = (
+        "Command: go build ./...\nDirectory: (root)\nStdout: (empty)\n"
+        "Stderr: # example.com/svc/internal/ratelimit\n"
+        "internal/ratelimit/limiter.go:22:39: unknown field window in struct literal\n"
+        "Error: Command exited with code 1\nExit Code: 1\nSignal: (none)\n"
+        "Background PIDs: (none)\nProcess Group PGID: 6331"
+    )
+    outcome, errors = signals.outcome_of(build)
+    assert outcome == "exit 1"
+    assert errors == (
+        "internal/ratelimit/limiter.go:22:39: unknown field window in struct literal",
+    )
+    lint = (
+        "Command: golangci-lint run ./...\nDirectory: (root)\n"
+        "Stdout: internal/ratelimit/limiter.go:31:14: Error return value of `l.rdb.ScriptLoad` "
+        "is not checked (errcheck)\n\tl.rdb.ScriptLoad(ctx, src)\n1 issues:\n* errcheck: 1\n"
+        "Stderr: (empty)\nError: Command exited with code 1\nExit Code: 1"
+    )
+    outcome, errors = signals.outcome_of(lint)
+    assert outcome == "exit 1" and errors[0].endswith("is not checked (errcheck)")
+    assert all("exited with code" not in e for e in errors)
+    # A status alone is still no reason: the outcome says it.
+    assert signals.outcome_of("Error: Process exited with code 2\nExit Code: 2") == ("exit 2", ())
+
+
 def test_identifiers_from_json_and_prose() -> None:
     reply = json.dumps({"deployment_id": "dep_28338044c6a6d33f", "status": "ok", "n": 3})
     assert signals.identifiers(reply) == ("deployment_id=dep_28338044c6a6d33f",)

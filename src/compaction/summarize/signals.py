@@ -63,6 +63,12 @@ _ERROR_LINE = re.compile(
 )
 # A report's error field saying there is none (Gemini CLI's shell tool: "Error: (none)").
 _NO_ERROR = cue(r"(?:errors?|stderr)\s*:\s*(?:\(none\)|none|\(empty\)|n/a|null|0)?\s*$")
+# An error line that states only the exit status ("Error: Command exited with code 1"): the
+# outcome says that; it names nothing that failed.
+_STATUS_ONLY = cue(
+    r"(?:(?:error|fatal)\s*:\s*)?(?:the\s+)?(?:command|process)\s+(?:exited|failed|terminated)"
+    r"\s+with\s+(?:exit\s+)?(?:code|status)\s+-?\d+\s*\.?"
+)
 # A compiler diagnostic without the word "error" (Go: `file.go:88:14: message`); read only
 # in the output of a command that failed.
 _DIAGNOSTIC = re.compile(r"^[^\s:]+\.\w+:\d+(?::\d+)?: \S.*$", re.MULTILINE)
@@ -222,7 +228,10 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
     seen: set[str] = set()
     for start, end in _hinted_lines(text):
         line = text[start:end].strip()
-        if not line or line.startswith(_TRACEBACK) or _NO_ERROR.match(line.lower()):
+        lowered = line.lower()
+        if not line or line.startswith(_TRACEBACK) or _NO_ERROR.match(lowered):
+            continue
+        if _STATUS_ONLY.fullmatch(lowered):
             continue
         if not (_ERROR_LINE.match(line) or _ERROR_ANYWHERE.search(line)):
             continue
@@ -403,12 +412,20 @@ _EXIT_KEYS = (
 _OK_KEYS = ("ok", "success")
 
 
+# A stream after its label, its first line on the label's own (Gemini CLI's shell result:
+# "Stdout: …\nStderr: …\nError: …\nExit Code: 1").
+_STREAM_LABEL = re.compile(r"^(?:Stdout|Stderr): ", re.MULTILINE)
+
+
 @text_cache()
 def unwrap_output(text: str) -> str:
     """The plain text of a tool output that arrived wrapped in JSON, as many shells return it
-    (`{"stdout": "...", "stderr": "", "exit_code": 1}`); other text comes back unchanged."""
+    (`{"stdout": "...", "stderr": "", "exit_code": 1}`), or with its streams labelled
+    (`Stdout: …`, the labels dropped); other text comes back unchanged."""
     stripped = text.strip()
     if not (stripped.startswith("{") and stripped.endswith("}")):
+        if "Stdout: " in text or "Stderr: " in text:
+            return _STREAM_LABEL.sub("", text)
         return text
     try:
         data = json.loads(stripped)
@@ -580,6 +597,13 @@ def looks_like_path(token: str) -> bool:
         return "/" in token and not token.endswith("/") and " " not in token
     suffix = token.rsplit(".", 1)[-1].lower()
     return suffix not in _NOT_PATH_SUFFIX and not suffix.isdigit()
+
+
+def paths_in(text: str) -> Iterator[str]:
+    """The file paths `text` names (with a suffix: `src/app.py`), in order."""
+    for match in _PATHLIKE.finditer(text):
+        if looks_like_path(match.group(1)):
+            yield match.group(1)
 
 
 _SHELL_READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "wc", "diff", "grep"}
