@@ -64,6 +64,59 @@ def test_files_by_operation_and_precedence() -> None:
     }
 
 
+def test_a_file_the_user_turns_the_assistant_away_from_says_where_it_was_sent() -> None:
+    messages = [
+        say("user", "Add rate limiting to the public API."),
+        say("assistant", "This router has the auth middleware; I'll hook the limiter there."),
+        call("1", "read_file", absolute_path="/srv/app/internal/admin/router.go"),
+        result("1", "package admin"),
+        say("user", "Not that one, the admin one is VPN-only. The public: internal/api/router.go."),
+        call("2", "read_file", absolute_path="/srv/app/internal/api/router.go"),
+        result("2", "package api"),
+        call("3", "read_file", absolute_path="/srv/app/go.mod"),
+        result("3", "module app"),
+        # Naming a path without turning the assistant away sets nothing aside.
+        say("user", "Also look at internal/api/errors.go."),
+        call("4", "read_file", absolute_path="/srv/app/internal/store/cache.go"),
+        result("4", "package store"),
+        say("user", "No, that's fine — and internal/api/errors.go can stay as it is."),
+    ]
+    ledger = extract_ledger(messages)
+    text = rendered(ledger)
+    assert "- /srv/app/internal/store/cache.go (read)" in text
+    assert (
+        "- /srv/app/internal/admin/router.go (read; the user pointed to internal/api/router.go "
+        "instead)" in text
+    )
+    assert "- /srv/app/go.mod (read)\n" in text
+    # Read back (a digest of a digest), the line keeps where the user pointed.
+    again = rendered(parse_ledger(text))
+    assert "(read; the user pointed to internal/api/router.go instead)" in again
+    # Summarised between the read and the user's turn, the file the user's words describe
+    # ("the admin router") is the one set aside.
+    summary = summary_message(render(extract_ledger(messages[:4])), 4)
+    resumed = rendered(extract_ledger([summary, *messages[4:]]))
+    assert "router.go (read; the user pointed to internal/api/router.go instead)" in resumed
+    # A file read before a command that named another is not what the user turned away from.
+    commanded = rendered(
+        extract_ledger(
+            [
+                *messages[:4],
+                call("9", "bash", command="sed -n '1,40p' web/server/export.ts"),
+                result("9", "export {}"),
+                *messages[4:],
+            ]
+        )
+    )
+    assert "- /srv/app/internal/admin/router.go (read)\n" in commanded
+    # Changed after all, the file is no longer set aside.
+    later = extract_ledger(
+        [*messages, call("5", "replace", file_path="/srv/app/internal/admin/router.go",
+                         old_string="a", new_string="b"), result("5", "ok")]
+    )  # fmt: skip
+    assert "- /srv/app/internal/admin/router.go (modified)" in rendered(later)
+
+
 def test_commands_outcomes_and_errors_resolve_when_the_command_passes() -> None:
     failing = (
         "tests/test_x.py F\nE       KeyError: 'session_id'\n"

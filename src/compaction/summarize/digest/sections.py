@@ -563,6 +563,59 @@ class FilesState:
     # The words of the user's messages: a file only read whose name the user used ranks
     # above the other reads.
     named: set[str] = field(default_factory=set)
+    # A file the user turned the assistant away from → the path the user pointed to.
+    set_aside: dict[str, str] = field(default_factory=dict)
+    # The file touched last since the user last spoke (what a "not that one" refers to).
+    last: str | None = None
+    # Read back from a summary, nothing touched since: the file a "not that one" refers to
+    # is the one the user's words describe.
+    resumed: bool = False
+
+
+# A user's turn that opens by turning the assistant away from what it just did.
+# ("Not that one — …", "no, not that file", "Wrong file: …", "No, use … instead"; not "No,
+# that's fine").
+_TURNS_AWAY = re.compile(
+    r"^\W*(?:(?:no|nope|nah)\b[\W]*)?(?:"
+    r"not\s+(?:that|this|there|in\s+(?:that|this))\b"
+    r"|(?:that's\s+|that\s+is\s+)?(?:the\s+)?wrong\s+(?:file|one|place|module)\b)"
+    r"|^\W*(?:no|nope|nah)\b[\W]*(?:use|edit|change|look\s+(?:at|in)|it\s+(?:is|lives)\s+in"
+    r"|it's\s+in)\b",
+    re.IGNORECASE,
+)
+
+
+def _pointed_to(text: str, away_from: str | None) -> str | None:
+    """The path a user's turn sends the assistant to, if the turn opens by turning it away
+    from `away_from` (the file it touched last, if known) and names another file."""
+    if _TURNS_AWAY.match(text) is None:
+        return None
+    for match in signals.paths_in(text):
+        if away_from is None or not (away_from.endswith(match) or match.endswith(away_from)):
+            return match
+    return None
+
+
+_PATH_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _path_words(path: str) -> frozenset[str]:
+    """The words of a path's parts (`apps/dashboard/exportInvoices.ts`: apps, dashboard,
+    export, invoices, ts), lower-cased."""
+    return frozenset(w.lower() for w in _PATH_WORD.findall(path) if len(w) > 2)
+
+
+def _described(text: str, files: Mapping[str, str], exclude: str) -> str | None:
+    """The one file of `files` the user's words describe ("the admin router": …/admin/
+    router.go) beyond the words of the path they point to, if exactly one fits best."""
+    said = _named_words(text) - _path_words(exclude)
+    scores: dict[str, int] = {}
+    for path in files:
+        if not (path.endswith(exclude) or exclude.endswith(path)):
+            scores[path] = len(_path_words(path) & said)
+    best = max(scores.values(), default=0)
+    fits = [path for path, score in scores.items() if score == best]
+    return fits[0] if best > 0 and len(fits) == 1 else None
 
 
 @text_cache()
@@ -597,7 +650,7 @@ class Files(Section[FilesState]):
     """Files touched and what happened to them; changed ones before those only read."""
 
     name = "files"
-    events = (FileTouched, UserSaid)
+    events = (FileTouched, UserSaid, CommandRan)
     heading = "## Files touched"
 
     def new(self) -> FilesState:
@@ -606,18 +659,49 @@ class Files(Section[FilesState]):
     def observe(self, state: FilesState, event: Event, seq: int) -> None:
         if isinstance(event, FileTouched):
             note_file(state.files, event.path, event.op)
+            if event.op != "read":
+                state.set_aside.pop(event.path, None)
+            state.last, state.resumed = event.path, False
+        elif isinstance(event, CommandRan):
+            # A later command not naming the file (one that read another without the table
+            # seeing it: `sed -n '1,40p' b.ts`): the file is not what the assistant did last.
+            if state.last is not None and state.last.rsplit("/", 1)[-1] not in event.command:
+                state.last = None
         else:
             self.beside(state, event)
 
     def beside(self, state: FilesState, event: Event) -> None:
         if isinstance(event, UserSaid):
             state.named |= _named_words(event.text)
+            # The file the assistant touched last, or, resumed from a summary, the one the
+            # user's words describe.
+            to = _pointed_to(event.text, state.last)
+            if to is not None:
+                away = state.last
+                if away is None and state.resumed:
+                    away = _described(event.text, state.files, to)
+                if away is not None:
+                    state.set_aside[away] = to
+            state.last, state.resumed = None, False
 
     def merge(self, earlier: FilesState, later: FilesState) -> FilesState:
         files = dict(earlier.files)
         for path, op in later.files.items():
             note_file(files, path, op)
-        return FilesState(files, earlier.named | later.named)
+        set_aside = {
+            path: to
+            for path, to in earlier.set_aside.items()
+            if later.files.get(path, "read") == "read"
+        }
+        set_aside.update(later.set_aside)
+        untouched = not later.files and later.last is None
+        return FilesState(
+            files,
+            earlier.named | later.named,
+            set_aside,
+            earlier.last if untouched else later.last,
+            later.resumed or (earlier.resumed and untouched),
+        )
 
     def items(self, state: FilesState) -> list[Item]:
         # Changed files first, then those only read; a read the user's words name last of
@@ -626,21 +710,31 @@ class Files(Section[FilesState]):
             path, op = item[1]
             return _OP_ORDER.index(op), op == "read" and _stem(path) in state.named
 
+        def line(path: str, op: str) -> str:
+            to = state.set_aside.get(path)
+            pointed = f"; the user pointed to {to} instead" if to else ""
+            return f"- {path} ({op}{pointed})"
+
         ordered = sorted(enumerate(state.files.items()), key=order)
         return [
             Item(
                 1 if op != "read" else 3,
                 rank + (len(ordered) if op == "read" and _stem(path) in state.named else 0),
-                (f"- {path} ({op})",),
+                (line(path, op),),
             )
             for rank, (path, op) in ordered
         ]
 
-    _LINE = re.compile(r"^(.+) \((created|modified|deleted|read)\)$")
+    _LINE = re.compile(
+        r"^(.+) \((created|modified|deleted|read)(?:; the user pointed to (.+) instead)?\)$"
+    )
 
     def parse(self, state: FilesState, item: str) -> None:
         if m := self._LINE.match(item):
             state.files[m.group(1)] = m.group(2)
+            state.resumed = True
+            if m.group(3):
+                state.set_aside[m.group(1)] = m.group(3)
 
 
 # -- errors and how they were fixed ----------------------------------------------------------
