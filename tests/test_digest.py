@@ -117,6 +117,48 @@ def test_a_file_the_user_turns_the_assistant_away_from_says_where_it_was_sent() 
     assert "- /srv/app/internal/admin/router.go (modified)" in rendered(later)
 
 
+def test_code_the_assistant_wrote_names_what_it_defines_and_imports_from_the_project() -> None:
+    patch = (
+        "*** Begin Patch\n*** Add File: src/export/pages.ts\n"
+        '+import { selectInvoicePage, type InvoiceRow } from "../db/invoices";\n'
+        '+import { z } from "zod";\n'
+        "+export function csvStream(db: Db): ReadableStream<string> {\n"
+        "+  return selectInvoicePage(db);\n+}\n"
+        "*** Update File: src/db/invoices.ts\n@@\n"
+        "-export async function selectPage(db: Db) {\n"
+        "+export async function selectInvoicePage(db: Db, after: InvoiceRow | null) {\n"
+        "*** End Patch"
+    )
+    ledger = extract_ledger(
+        [
+            say("user", "Stream the invoice export."),
+            call("1", "apply_patch", input=patch),
+            result("1", "Success. Updated the following files:\nA src/export/pages.ts"),
+            call("2", "Edit", file_path="/repo/app/jobs.py", old_string="def run_old(x):",
+                 new_string="from .queue import enqueue_retry, RetryPolicy\n\n"
+                            "class Runner:\n    def run_once(self, job):\n"
+                            "        enqueue_retry(job)\n"),
+            result("2", "The file /repo/app/jobs.py has been updated."),
+            call("3", "bash", command="docker compose logs api --tail 5"),
+            result("3", '{"reqId": "req-8156", "path": "/x"}\n{"reqId": "req-268", "path": "/y"}'),
+        ]
+    )  # fmt: skip
+    text = rendered(ledger)
+    assert "- src/export/pages.ts: defines csvStream; imports selectInvoicePage, InvoiceRow" in text
+    assert "- src/db/invoices.ts: defines selectInvoicePage" in text
+    # What it takes out is not what it wrote; a package's import is not the project's code.
+    assert "run_old" not in text and "selectPage" not in text and " z" not in text
+    jobs = "- /repo/app/jobs.py: defines Runner, run_once; imports enqueue_retry, RetryPolicy"
+    assert jobs in text
+    # Under room for a few lines, the names in code written go before identifiers seen only
+    # in an output.
+    assert "reqId=req-8156" in text
+    tight = rendered(ledger, 520)
+    assert "selectInvoicePage" in tight and "reqId=req-8156" not in tight
+    # Read back, the lines stay.
+    assert "- src/db/invoices.ts: defines selectInvoicePage" in rendered(parse_ledger(text))
+
+
 def test_commands_outcomes_and_errors_resolve_when_the_command_passes() -> None:
     failing = (
         "tests/test_x.py F\nE       KeyError: 'session_id'\n"

@@ -876,6 +876,51 @@ def identifiers(text: str, limit: int = 8) -> tuple[str, ...]:
     return tuple(found.values())[:limit]
 
 
+# --- names in code --------------------------------------------------------------------------
+
+# A definition at a line's start: Python, JS/TS, Go (a method's receiver skipped), Rust, and
+# the types of the languages that declare them so; a function bound to a name (`export const
+# load = async (…) =>`).
+_DEFINITION = re.compile(
+    r"^[ \t]*(?:export[ \t]+(?:default[ \t]+)?)?(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+    r"(?:async[ \t]+)?(?:(?:def|function\*?|class|fn|func|interface|struct|enum|trait)[ \t]+"
+    r"(?:\([^)\n]*\)[ \t]*)?(?P<name>[A-Za-z_]\w*)"
+    r"|(?:const|let|var)[ \t]+(?P<bound>[A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]*)?"
+    r"(?:\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|function\b))",
+    re.MULTILINE,
+)
+# What is imported from the project itself (a relative module): JS/TS named imports, Python's
+# relative `from . import`, Rust's `use crate::…` / `super::` / `self::`.
+_LOCAL_IMPORT = re.compile(
+    r"^[ \t]*import[ \t]+(?:type[ \t]+)?\{(?P<js>[^}]*)\}[ \t]*from[ \t]*"
+    r"[\"'](?:\.{1,2}/)[^\"']*[\"']"
+    r"|^[ \t]*from[ \t]+\.[\w.]*[ \t]+import[ \t]+\(?(?P<py>[\w \t,\n]+?)\)?[ \t]*$"
+    r"|^[ \t]*use[ \t]+(?:crate|super|self)::(?:\w+::)*(?:\{(?P<rs>[^}]*)\}|(?P<one>\w+));",
+    re.MULTILINE,
+)
+_IMPORTED_NAME = re.compile(r"(?:\btype[ \t]+)?([A-Za-z_]\w*)(?:[ \t]+as[ \t]+\w+)?")
+
+
+@text_cache()
+def code_names(code: str, limit: int = 6) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(names `code` defines, names it imports from the project's own modules), in order,
+    each at most `limit`: what a reader of code someone wrote most often needs by name."""
+    defined: dict[str, None] = {}
+    for match in _DEFINITION.finditer(code):
+        name = match["name"] or match["bound"]
+        if len(name) > 2:
+            defined.setdefault(name)
+    imported: dict[str, None] = {}
+    for match in _LOCAL_IMPORT.finditer(code):
+        listed = match["js"] or match["py"] or match["rs"] or match["one"] or ""
+        for piece in listed.split(","):
+            found = _IMPORTED_NAME.search(piece.strip())
+            if found is not None and len(found.group(1)) > 2 and found.group(1) != "self":
+                imported.setdefault(found.group(1))
+    names = tuple(defined)[:limit]
+    return names, tuple(n for n in imported if n not in defined)[:limit]
+
+
 # --- prose --------------------------------------------------------------------------------
 
 _CODE_BLOCK = re.compile(r"```.*?(```|$)", re.DOTALL)

@@ -1437,6 +1437,81 @@ def files_in_patch(text: str) -> tuple[tuple[str, FileOp], ...]:
     return tuple(files.items())
 
 
+# --- the code a call wrote -------------------------------------------------------------------
+
+_WRITING_OPS = frozenset({"created", "modified", "written"})
+
+
+def written_code(name: str, arguments: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    """(path, code) for each file a call wrote code into: a patch's added lines per file, or
+    the text an editor call puts in (not what it takes out: `old_string`, a SEARCH half)."""
+    row = _row_for(name)
+    if row is None or row.kind not in ("file", "patch"):
+        return ()
+    if row.kind == "patch":
+        for key in row.patch_keys:
+            value = arguments.get(key)
+            if isinstance(value, str):
+                return _patch_additions(value)
+        return ()
+    paths = [a.path for a in _file_actions(row, arguments) if a.path and a.op in _WRITING_OPS]
+    if not paths:
+        return ()
+    skip = {*row.path_keys, row.subcommand_key}
+    code = "\n".join(_put_in(v) for k, v in arguments.items() if k not in skip and _puts_in(k))
+    return ((paths[0], code),) if code.strip() else ()
+
+
+def _puts_in(key: str) -> bool:
+    return not name_words(key) & _REPLACED_WORDS
+
+
+def _put_in(value: object) -> str:
+    """The text an argument's value puts into a file: a string's (its REPLACE halves, when it
+    holds SEARCH/REPLACE blocks), or that of a list of edits' new texts."""
+    if isinstance(value, str):
+        return _replace_halves(value) if "SEARCH" in value else value
+    if isinstance(value, list):
+        return "\n".join(
+            _put_in(v) for item in value if isinstance(item, Mapping)
+            for k, v in item.items() if _puts_in(k)
+        )  # fmt: skip
+    return ""
+
+
+def _replace_halves(text: str) -> str:
+    """The REPLACE halves of SEARCH/REPLACE blocks in `text` (all of it when it holds none)."""
+    kept: list[str] = []
+    state = "out"
+    for line in text.splitlines():
+        if _SEARCH_START.match(line):
+            state = "search"
+        elif state == "search" and _DIVIDER.match(line):
+            state = "replace"
+        elif state == "replace" and _REPLACE_END.match(line):
+            state = "out"
+        elif state == "replace":
+            kept.append(line)
+    return "\n".join(kept) if kept or "<<<<<<< SEARCH" in text else text
+
+
+def _patch_additions(text: str) -> tuple[tuple[str, str], ...]:
+    """Each file's added lines in a patch (`*** Begin Patch` or unified diff)."""
+    added: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        marker = _PATCH_MARKER.match(line)
+        if marker is not None:
+            current = marker.group(2) if marker.group(1) in ("Add", "Update") else None
+            current = marker.group(3) or current
+        elif line.startswith("+++ "):
+            path = _strip_side(_diff_path(line[4:]), "b/")
+            current = None if path == "/dev/null" else path
+        elif line.startswith("+") and current is not None:
+            added.setdefault(current, []).append(line[1:])
+    return tuple((path, "\n".join(lines)) for path, lines in added.items())
+
+
 def _starts_file(lines: Sequence[str], index: int) -> bool:
     line = lines[index]
     if line.startswith("diff --git ") or _PATCH_MARKER.match(line):

@@ -107,6 +107,16 @@ class IdentifiersSeen:
 
 
 @dataclass(frozen=True, slots=True)
+class CodeWritten:
+    """Names in code a call wrote into `path`: those it defines, those it imports from the
+    project's own modules (`signals.code_names`)."""
+
+    path: str
+    defines: tuple[str, ...]
+    imports: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Reported:
     """What a sub-agent's report on the task handed to it found (Claude Code's `Task`):
     its first sentence naming files, code, figures or ids (`report_findings`)."""
@@ -140,6 +150,7 @@ Event = (
     UserSaid
     | AssistantSaid
     | FileTouched
+    | CodeWritten
     | CommandRan
     | ToolFinished
     | TodosStated
@@ -446,8 +457,14 @@ def call_actions(name: str, arguments: str) -> tuple[tools.Action, ...]:
 
 def _call_events(call: ToolCallPart, question: str | None = None) -> Iterator[Event]:
     """What a call says; words it sends the user answer `question`, the user's last."""
-    for action in call_actions(call.name, call.arguments):
+    actions = call_actions(call.name, call.arguments)
+    for action in actions:
         yield from _action_events(action, question)
+    if any(a.kind == "file" and a.op not in (None, "read", "deleted") for a in actions):
+        for path, code in tools.written_code(call.name, call.parsed_arguments() or {}):
+            defines, imports = signals.code_names(code)
+            if defines or imports:
+                yield CodeWritten(_clean_path(path), defines, imports)
 
 
 def _action_events(action: tools.Action, question: str | None = None) -> Iterator[Event]:

@@ -26,6 +26,7 @@ from compaction.summarize.digest.events import (
     NO_OUTPUT,
     Asked,
     AssistantSaid,
+    CodeWritten,
     CommandRan,
     Event,
     FileTouched,
@@ -217,8 +218,10 @@ _GO_ON_WORDS = frozenset({
     "so", "far", "that", "this", "it", "with", "do", "the", "rest", "now", "and", "lgtm",
     "next", "working",
 })  # fmt: skip
+#: The tier of names (in code written, in outputs): after everything done and said.
+_NAMES_TIER = 4
 #: The tier of a user's turn that only lets the agent go on: kept after every fact.
-_GO_ON_TIER = 4
+_GO_ON_TIER = 5
 
 
 def _acknowledges(text: str) -> bool:
@@ -2040,6 +2043,68 @@ class IdentifiersState:
     identifiers: list[str] = field(default_factory=list)
 
 
+@dataclass
+class CodeNamesState:
+    # path → (names defined, names imported), the file written last last.
+    files: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+
+
+def _names_added(
+    earlier: tuple[tuple[str, ...], tuple[str, ...]], defines: Sequence[str], imports: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A file's names with a later write's added (the later first, at most six of each)."""
+    return _distinct((*defines, *earlier[0]))[:6], _distinct((*imports, *earlier[1]))[:6]
+
+
+class CodeNames(Section[CodeNamesState]):
+    """Per file the assistant wrote code into, the names it defined there and those it
+    imported from the project's own code: what a later step most often needs by name. After
+    what was done and said; before identifiers seen only in an output."""
+
+    name = "code names"
+    events = (CodeWritten,)
+    heading = "## Names in the code written"
+
+    def new(self) -> CodeNamesState:
+        return CodeNamesState()
+
+    @staticmethod
+    def _note(
+        state: CodeNamesState, path: str, defines: Sequence[str], imports: Sequence[str]
+    ) -> None:
+        earlier = state.files.pop(path, ((), ()))
+        state.files[path] = _names_added(earlier, defines, imports)
+
+    def observe(self, state: CodeNamesState, event: Event, seq: int) -> None:
+        if isinstance(event, CodeWritten):
+            self._note(state, event.path, event.defines, event.imports)
+
+    def merge(self, earlier: CodeNamesState, later: CodeNamesState) -> CodeNamesState:
+        merged = CodeNamesState(dict(earlier.files))
+        for path, (defines, imports) in later.files.items():
+            self._note(merged, path, defines, imports)
+        return merged
+
+    def items(self, state: CodeNamesState) -> list[Item]:
+        out = []
+        for rank, (path, (defines, imports)) in enumerate(state.files.items()):
+            forms = []
+            for n in (6, 2):
+                said = [f"defines {', '.join(defines[:n])}"] if defines else []
+                said += [f"imports {', '.join(imports[:n])}"] if imports else []
+                forms.append(f"- {path}: {'; '.join(said)}")
+            out.append(Item(_NAMES_TIER, rank, _distinct(forms)))
+        return out
+
+    _LINE = re.compile(r"^(.+?): (?:defines ([^;]+))?(?:; )?(?:imports (.+))?$")
+
+    def parse(self, state: CodeNamesState, item: str) -> None:
+        if (m := self._LINE.match(item)) and (m.group(2) or m.group(3)):
+            defines = tuple(n.strip() for n in (m.group(2) or "").split(",") if n.strip())
+            imports = tuple(n.strip() for n in (m.group(3) or "").split(",") if n.strip())
+            self._note(state, m.group(1), defines, imports)
+
+
 class Identifiers(Section[IdentifiersState]):
     name = "identifiers"
     events = (IdentifiersSeen,)
@@ -2066,7 +2131,11 @@ class Identifiers(Section[IdentifiersState]):
         return merged
 
     def items(self, state: IdentifiersState) -> list[Item]:
-        return [Item(3, rank, (f"- {i}",)) for rank, i in enumerate(state.identifiers)]
+        # Seen only in an output: below the names in code written.
+        below = len(state.identifiers)
+        return [
+            Item(_NAMES_TIER, rank - below, (f"- {i}",)) for rank, i in enumerate(state.identifiers)
+        ]
 
     def parse(self, state: IdentifiersState, item: str) -> None:
         self._note(state, item)
@@ -2160,6 +2229,7 @@ def default_sections(user_chars: int = 1200) -> tuple[Section[Any], ...]:
         Notes(),
         Subjects(),
         Images(),
+        CodeNames(),
         Identifiers(),
         LastWords(),
     )
