@@ -1427,10 +1427,10 @@ def test_the_second_thoughts_variant_supersedes_twice(family: str) -> None:
 def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
-        # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's and
-        # gcstory-style's.
+        # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
+        # gcstory-style's and ohstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
-                     "gcstory-style")  # fmt: skip
+                     "gcstory-style", "ohstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -4523,3 +4523,119 @@ def test_gcstory_style_speaks_gemini_clis_tools_go_and_its_todo_list() -> None:
         for fact in session.facts:
             if fact.category != "last_message":
                 assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: OpenHands' CodeActAgent tools (native function calls) and the argument keys each may take.
+_OH_TOOLS = {
+    "execute_bash": {"command", "is_input", "timeout", "security_risk"},
+    "str_replace_editor": {"command", "path", "file_text", "old_str", "new_str", "insert_line",
+                           "view_range", "security_risk"},
+    "task_tracker": {"command", "task_list"},
+    "think": {"thought"},
+    "finish": {"message"},
+}  # fmt: skip
+#: How OpenHands' runtime closes a finished command's output.
+_OH_BASH = re.compile(
+    r"\n\[The command completed with exit code (\d+)\.\]\n"
+    r"\[Current working directory: /workspace/\S+\]\n"
+    r"\[Python interpreter: /\S+\]\n\[Command finished with exit code \1\]\Z"
+)
+#: What OpenHands' editor answers to each command.
+_OH_EDITOR = {
+    "view": re.compile(
+        r"\AHere's the (result of running `cat -n` on /workspace/\S+:\n {5}1\t|files and "
+        r"directories up to 2 levels deep in /workspace/\S+, excluding hidden items:\n)"
+    ),
+    "create": re.compile(r"\AFile created successfully at: /workspace/\S+\Z"),
+    "str_replace": re.compile(
+        r"\A(The file (/workspace/\S+) has been edited\. Here's the result of running `cat -n` on "
+        r"a snippet of \2:\n.*\nReview the changes and make sure they are as expected\. Edit the "
+        r"file again if necessary\.|ERROR:\nNo replacement was performed, old_str `.*` did not "
+        r"appear verbatim in /workspace/\S+\.)\Z",
+        re.S,
+    ),
+    "insert": re.compile(
+        r"\AThe file /workspace/\S+ has been edited\. Here's the result of running `cat -n` on a "
+        r"snippet of the edited file:\n.*\nReview the changes and make sure they are as expected "
+        r"\(correct indentation, no duplicate lines, etc\)\. Edit the file again if necessary\.\Z",
+        re.S,
+    ),
+    "undo_edit": re.compile(
+        r"\ALast edit to (/workspace/\S+) undone successfully\. Here's the result of running "
+        r"`cat -n` on \1:\n"
+    ),
+}
+_OH_PLAN = re.compile(
+    r"\ATask list has been updated with (\d+) items\. Stored in session directory: "
+    r"sessions/[0-9a-f]{32}/TASKS\.md\Z"
+)
+
+
+def test_ohstory_style_speaks_openhands_tools_and_moves_its_task_list_along() -> None:
+    for session in sessions("ohstory-style"):
+        messages = session.conversation.messages
+        results = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        plans: list[list[dict[str, str]]] = []
+        editor: set[str] = set()
+        calls = [call for m in messages for call in m.tool_calls]
+        for call in calls:
+            args = json.loads(call.arguments)
+            text = results[call.id]
+            assert call.name in _OH_TOOLS and set(args) <= _OH_TOOLS[call.name], call.name
+            if call.name == "execute_bash":
+                assert args["security_risk"] in ("LOW", "MEDIUM", "HIGH")
+                assert args.get("is_input", "false") in ("true", "false")
+                if args.get("is_input") == "true":
+                    assert args["command"] == ""
+                    assert text.startswith("[Below is the output of the previous command.]\n")
+                stalled = text.endswith("use the timeout parameter in execute_bash for future "
+                                        "commands.]")  # fmt: skip
+                assert stalled or _OH_BASH.search(text), text[-300:]
+            elif call.name == "str_replace_editor":
+                assert args["path"].startswith("/workspace/") and args["security_risk"] == "LOW"
+                editor.add(args["command"])
+                assert _OH_EDITOR[args["command"]].match(text), text[:300]
+            elif call.name == "task_tracker" and args["command"] == "plan":
+                match = _OH_PLAN.match(text)
+                assert match and int(match[1]) == len(args["task_list"])
+                plans.append(args["task_list"])
+            elif call.name == "task_tracker":
+                assert text.startswith("# Task List\n\n1. ")
+            elif call.name == "think":
+                assert text == "Your thought has been logged."
+        assert editor == {"view", "create", "str_replace", "insert", "undo_edit"}
+        # The last call is `finish`, answered with its message.
+        assert calls[-1].name == "finish"
+        final = json.loads(calls[-1].arguments)["message"]
+        assert messages[-1].tool_results[0].text == final
+        # Gradle and javac as they print: a compile error, a checkstyle finding, test runs.
+        text = conversation_text(session.conversation)
+        assert re.search(r"^/workspace/\S+\.java:\d+: error: cannot find symbol$", text, re.M)
+        checkstyle = (r"^\[ant:checkstyle\] \[ERROR\] /workspace/\S+\.java:\d+:8: Unused import - "
+                      r"java\.util\.Optional\. \[UnusedImports\]$")  # fmt: skip
+        assert re.search(checkstyle, text, re.M)
+        assert re.search(r"^IdempotencyFilterTest > \w+\(\) FAILED$", text, re.M)
+        assert len(re.findall(r"^\d+ tests completed, [12] failed$", text, re.M)) == 2
+        assert "BUILD FAILED in " in text and " && git rm " in text
+        # The task list moves along: one task at a time in progress, a task goes todo →
+        # in_progress → done, one leaves the list unfinished and one joins it.
+        seen: dict[str, list[str]] = {}
+        for plan in plans:
+            assert all({"id", "title", "status"} <= set(t) <= {"id", "title", "status", "notes"}
+                       for t in plan)  # fmt: skip
+            assert all(t["status"] in ("todo", "in_progress", "done") for t in plan)
+            assert sum(t["status"] == "in_progress" for t in plan) <= 1
+            for t in plan:
+                seen.setdefault(t["id"], []).append(t["status"])
+        assert any(s[0] == "todo" and "in_progress" in s and s[-1] == "done" for s in seen.values())
+        first, last = {t["id"] for t in plans[0]}, {t["id"] for t in plans[-1]}
+        [removed] = first - last
+        [added] = last - first
+        assert seen[removed][-1] != "done" and seen[added][-1] == "todo"
+        # The changed values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final.casefold() for f in (*fact.probe, *fact.stale))
