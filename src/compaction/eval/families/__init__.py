@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
-from compaction.eval.families import ccstory, codeact, cxstory, gcstory
+from compaction.eval.families import aiderstory, ccstory, codeact, cxstory, gcstory
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.acr import AcrVoice
 from compaction.eval.families.amp import AmpVoice
@@ -104,6 +104,8 @@ FAMILIES[ccstory.FAMILY] = ccstory.write
 FAMILIES[cxstory.FAMILY] = cxstory.write
 # Written with a story of its own, not `tell`: Gemini CLI's native tools on a Go service.
 FAMILIES[gcstory.FAMILY] = gcstory.write
+# Written with a story of its own, not `tell`: aider's SEARCH/REPLACE chat on a FastAPI service.
+FAMILIES[aiderstory.FAMILY] = aiderstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
