@@ -1428,9 +1428,9 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
-        # gcstory-style's and ohstory-style's.
+        # gcstory-style's, ohstory-style's and aiderstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
-                     "gcstory-style", "ohstory-style")  # fmt: skip
+                     "gcstory-style", "ohstory-style", "aiderstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -4639,3 +4639,82 @@ def test_ohstory_style_speaks_openhands_tools_and_moves_its_task_list_along() ->
         for fact in session.facts:
             if fact.category != "last_message":
                 assert not any(f.casefold() in final.casefold() for f in (*fact.probe, *fact.stale))
+
+
+#: aider's SEARCH/REPLACE block: the path alone on its line, a fence, SEARCH, divider, REPLACE.
+_AIDER_BLOCK = re.compile(
+    r"^(\S+)\n```python\n<<<<<<< SEARCH\n(.*?)^=======\n(.*?)^>>>>>>> REPLACE\n```$", re.M | re.S
+)
+_AIDER_RUN = re.compile(r"\AI ran this command:\n\n(.+?)\n\nAnd got this output:\n\n.*\n\Z", re.S)
+_AIDER_TODO = re.compile(r"^Remaining:\n((?:\d+\. .+\n?)+)", re.M)
+
+
+def test_aiderstory_style_speaks_aiders_text_protocol_and_its_todo_list() -> None:
+    for session in sessions("aiderstory-style"):
+        messages = session.conversation.messages
+        texts = [m.text for m in messages]
+        assert all(not m.tool_calls and not m.tool_results for m in messages)
+        assert messages[0].role == "system" and "# *SEARCH/REPLACE block* Rules:" in texts[0]
+        assert texts[1].startswith("Here are summaries of some files present in my git repository.")
+        assert texts[2] == "Ok, I won't try and edit those files without asking first."
+        blocks, runs, todo_lists = [], [], []
+        for i, (message, text) in enumerate(zip(messages, texts, strict=True)):
+            if message.role == "assistant":
+                found = _AIDER_BLOCK.findall(text)
+                assert len(found) == text.count("<<<<<<< SEARCH") == text.count(">>>>>>> REPLACE")
+                blocks += found
+                todo_lists += [
+                    re.findall(r"^\d+\. (.+)$", m, re.M) for m in _AIDER_TODO.findall(text)
+                ]
+            elif text.startswith("I ran this command:"):
+                [command] = _AIDER_RUN.findall(text)
+                runs.append((command, text))
+                # aider answers it "Ok."; a failing auto-test's report is sent again as the next
+                # user message (the user letting aider fix it), which the model answers.
+                if texts[i + 1] != "Ok.":
+                    assert texts[i - 1] == "Ok." and texts[i - 2] == text
+            elif text.startswith("I committed the changes with git hash "):
+                assert re.match(r"I committed the changes with git hash [0-9a-f]{7} & commit msg: "
+                                r"(feat|fix|chore|test): \S.*\Z", text)  # fmt: skip
+                assert texts[i + 1] == "Ok."
+            elif text.startswith("I added these files to the chat: "):
+                assert text.endswith("\nLet me know if there are others we should add.")
+        # Blocks name their files by path; new files have an empty SEARCH part.
+        assert all(re.fullmatch(r"[\w/]+\.py", path) for path, _, _ in blocks)
+        assert any(search == "" for _, search, _ in blocks)
+        assert any(path.startswith("tests/") for path, _, _ in blocks)
+        # The user's /run turns: a git log, a git rm, the auto-test's failures.
+        commands = [command for command, _ in runs]
+        assert any(c.startswith("git log --oneline -S ") for c in commands)
+        assert any(c.startswith("git rm ") for c in commands)
+        tests = [text for command, text in runs if command == "pytest -q"]
+        assert any(re.search(r"^1 error in \d\.\d\ds$", t, re.M) for t in tests)
+        assert re.search(r"^1 failed, \d+ passed in \d\.\d\ds$", tests[-1], re.M)
+        # aider's lint report after an edit.
+        [lint] = [t for t in texts if t.lstrip().startswith("# Fix any errors below, if possible.")]
+        assert re.search(
+            r"^## Running: \S+/python -m flake8 --select=\S+ --show-source ", lint, re.M
+        )
+        assert re.search(r"^\S+\.py:\d+:\d+: F821 undefined name '\w+'$", lint, re.M)
+        assert re.search(r"^ +\d+█", lint, re.M)
+        # The files in the chat, after the conversation, before the turns since the last edit.
+        prefix = "I have *added these files to the chat* so you can go ahead and edit them."
+        [shown] = [i for i, t in enumerate(texts) if t.startswith(prefix)]
+        assert texts[shown + 1] == "Ok, any changes I propose will be to those files."
+        assert texts[shown - 1] == "Ok." and texts[shown - 2].startswith("I committed the changes")
+        # The prose to-do list moves along: items done, one dropped, one added.
+        first, last = todo_lists[0], todo_lists[-1]
+        assert len(todo_lists) >= 4 and len(first) == 4
+        gone = [item for item in first if item not in last]
+        assert len(gone) == 3 and len([item for item in last if item not in first]) == 1
+        assert any("dropped the migration" in t for t in texts)
+        # The values never stand inside each other, and the last message names no fact.
+        for fact_id, count in (("changed_value-1", 2), ("changed_value-2", 3)):
+            [value] = [f for f in session.facts if f.id == fact_id]
+            values = [*value.probe, *value.stale]
+            assert len(values) == count
+            assert all([v for v in values if x in v] == [x] for x in values)
+        final = texts[-1].casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
-from compaction.eval.families import ccstory, codeact, cxstory, gcstory, ohstory
+from compaction.eval.families import aiderstory, ccstory, codeact, cxstory, gcstory, ohstory
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.acr import AcrVoice
 from compaction.eval.families.amp import AmpVoice
@@ -106,6 +106,8 @@ FAMILIES[cxstory.FAMILY] = cxstory.write
 FAMILIES[gcstory.FAMILY] = gcstory.write
 # Written with a story of its own, not `tell`: OpenHands' native tools on a Java/Gradle service.
 FAMILIES[ohstory.FAMILY] = ohstory.write
+# Written with a story of its own, not `tell`: aider's SEARCH/REPLACE chat on a FastAPI service.
+FAMILIES[aiderstory.FAMILY] = aiderstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
