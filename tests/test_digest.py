@@ -159,6 +159,59 @@ def test_code_the_assistant_wrote_names_what_it_defines_and_imports_from_the_pro
     assert "- src/db/invoices.ts: defines selectInvoicePage" in rendered(parse_ledger(text))
 
 
+def test_the_turns_aiders_harness_writes_are_commands_files_and_commits_not_the_users_words() -> (
+    None
+):
+    pytest_out = (
+        "..F\n=================================== FAILURES ===================================\n"
+        "___________________________ test_ties_do_not_repeat ___________________________\n"
+        "E       assert 41 == 40\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/api/test_pages.py::test_ties_do_not_repeat - assert 41 == 40\n"
+        "1 failed, 39 passed in 0.84s\n"
+    )
+    messages = [
+        say("user", "Add a search endpoint. Production runs Python 3.9."),
+        say("assistant", "To add it I need tidepool/api/v2/listings.py."),
+        say("user", "I added these files to the chat: tidepool/api/v2/listings.py, "
+                    "tidepool/core/config.py\nLet me know if there are others we should add."),
+        say("assistant", "tidepool/core/config.py\n```python\n<<<<<<< SEARCH\n    size: int = 25\n"
+                         "=======\n    size: int = 30\n>>>>>>> REPLACE\n```"),
+        say("user", "I committed the changes with git hash deeb1c4 & commit msg: chore: set the "
+                    "page size to 30"),
+        say("assistant", "Ok."),
+        say("user", "# Fix any errors below, if possible.\n\n## Running: /venv/bin/python -m "
+                    "flake8 --select=F821 --show-source tidepool/services/search.py\n\n"
+                    "tidepool/services/search.py:25:21: F821 undefined name 'func'\n"),
+        say("assistant", "Ok."),
+        say("user", "I ran this command:\n\ngit rm tidepool/services/fulltext.py\n\n"
+                    "And got this output:\n\nrm 'tidepool/services/fulltext.py'\n"),
+        say("assistant", "Ok."),
+        say("user", f"I ran this command:\n\npytest -q\n\nAnd got this output:\n\n{pytest_out}"),
+        say("assistant", "Ok."),
+    ]  # fmt: skip
+    ledger = extract_ledger(messages)
+    said = user_messages(ledger)
+    assert said == ["Add a search endpoint. Production runs Python 3.9."]
+    files = ledger.state("files").files
+    assert files["tidepool/api/v2/listings.py"] == "read"
+    assert files["tidepool/core/config.py"] == "modified"
+    assert files["tidepool/services/fulltext.py"] == "deleted"
+    commands = {c.command: c for c in ledger.state("commands").commands.values()}
+    assert commands["pytest -q"].outcome == "exit 1" or commands["pytest -q"].outcome == "failed"
+    assert 'git commit -m "chore: set the page size to 30"' in commands
+    lint = next(c for c in commands if "flake8" in c)
+    assert commands[lint].outcome != "ok"
+    text = rendered(ledger)
+    assert "F821 undefined name 'func'" in text
+    assert "1 failed, 39 passed" in text and "test_ties_do_not_repeat" in text
+    # The outputs in these turns are masked as outputs, the harness's header kept.
+    mask = MaskStrategy(min_chars=40)
+    masked = mask.mask_text(messages[10], None, messages[9])
+    assert masked is not None and masked.text.startswith("I ran this command:\n\npytest -q\n\n")
+    assert "1 failed, 39 passed" in masked.text and "= FAILURES =" not in masked.text
+
+
 def test_commands_outcomes_and_errors_resolve_when_the_command_passes() -> None:
     failing = (
         "tests/test_x.py F\nE       KeyError: 'session_id'\n"

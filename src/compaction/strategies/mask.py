@@ -45,7 +45,12 @@ from compaction.summarize.digest.events import (
     output_in_text,
     report_findings,
 )
-from compaction.summarize.tools import actions_in_text, react_step, todo_changes_in_reply
+from compaction.summarize.tools import (
+    actions_in_text,
+    harness_turn,
+    react_step,
+    todo_changes_in_reply,
+)
 
 
 class MaskStrategy(BaseModel):
@@ -128,6 +133,8 @@ class MaskStrategy(BaseModel):
         index, start = where
         part = message.parts[index]
         assert isinstance(part, TextPart)
+        if action is None and (turn := harness_turn(part.text)) and turn.command:
+            action = "shell", json.dumps({"command": turn.command})  # the run its turn names
         name, arguments = action if action is not None else (None, None)
         placeholder = _placeholder_text(
             part.text[start:], False, 0, name, arguments, handle_for(message), self.max_error_lines

@@ -1437,6 +1437,117 @@ def files_in_patch(text: str) -> tuple[tuple[str, FileOp], ...]:
     return tuple(files.items())
 
 
+# --- turns a harness writes in the user's name ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class HarnessRecord:
+    """A user turn an agent's harness writes (aider's), known by how it opens: not the user's
+    words, but what it records — a command and its output (`run`; `failed`: the harness
+    sends it only when the command failed, as aider's lint report), files added to the chat
+    (`files`: named in the opening, or each on the line before its fenced content), a commit
+    (`commit`), or nothing worth keeping (`none`)."""
+
+    agents: tuple[str, ...]
+    opening: re.Pattern[str]
+    kind: Literal["run", "files", "commit", "none"]
+    failed: bool = False
+
+
+_AIDER = ("aider",)
+HARNESS_RECORDS: tuple[HarnessRecord, ...] = (
+    # `/run`, `/test` and the auto-test: `prompts.run_output`.
+    HarnessRecord(
+        _AIDER,
+        re.compile(r"I ran this command:\n\n(?P<command>.+?)\n\nAnd got this output:\n\n?", re.S),
+        "run",
+    ),
+    # The auto-lint's report, sent only when the linter found something.
+    HarnessRecord(
+        _AIDER,
+        re.compile(
+            r"# Fix any errors below, if possible\.\n\n## Running: (?P<command>[^\n]+)\n\n?"
+        ),
+        "run",
+        failed=True,
+    ),
+    # `prompts.added_files`, and the files' content (`files_content_prefix`).
+    HarnessRecord(
+        _AIDER,
+        re.compile(
+            r"I added these files to the chat: (?P<files>[^\n]+)\n"
+            r"Let me know if there are others we should add\.?"
+        ),
+        "files",
+    ),
+    HarnessRecord(
+        _AIDER,
+        re.compile(r"I have \*added these files to the chat\* so you can go ahead and edit them\."),
+        "files",
+    ),
+    # `files_content_gpt_edits`: the commit aider made of the assistant's edits.
+    HarnessRecord(
+        _AIDER,
+        re.compile(
+            r"I committed the changes with git hash (?P<hash>[0-9a-f]{7,40}) & commit msg: "
+            r"(?P<message>[^\n]+)"
+        ),
+        "commit",
+    ),
+    HarnessRecord(
+        _AIDER,
+        re.compile(
+            r"I didn't see any properly formatted edits in your reply\?!"
+            r"|I edited the files myself\.|I updated the files\.\s*\Z"
+        ),
+        "none",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class HarnessTurn:
+    """What one harness-written turn records (`HarnessRecord`): `output_at` is where the
+    output it carries starts (-1: none)."""
+
+    kind: Literal["run", "files", "commit", "none"]
+    command: str | None = None
+    output_at: int = -1
+    failed: bool = False
+    files: tuple[str, ...] = ()
+    commit: tuple[str, str] | None = None  # (hash, message)
+
+
+# A file's content in a harness's turn: its path alone on a line, the fence on the next.
+_SHOWN_FILE = re.compile(r"^(\S+)\n```", re.MULTILINE)
+
+
+def harness_turn(text: str) -> HarnessTurn | None:
+    """What `text` records, if a harness wrote it (`HARNESS_RECORDS`), else None."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith(("I ", "# Fix"), start):
+        return None
+    for record in HARNESS_RECORDS:
+        match = record.opening.match(text, start)
+        if match is None:
+            continue
+        named = match.groupdict()
+        if record.kind == "run":
+            command = named["command"].strip()
+            return HarnessTurn("run", command, match.end(), record.failed)
+        if record.kind == "files":
+            listed = named.get("files")
+            if listed:
+                files = tuple(f.strip() for f in listed.split(",") if f.strip())
+                return HarnessTurn("files", files=files)
+            shown = tuple(m.group(1) for m in _SHOWN_FILE.finditer(text, match.end()))
+            return HarnessTurn("files", output_at=match.end(), files=shown)
+        if record.kind == "commit":
+            return HarnessTurn("commit", commit=(named["hash"], named["message"].strip()))
+        return HarnessTurn("none")
+    return None
+
+
 # --- the code a call wrote -------------------------------------------------------------------
 
 _WRITING_OPS = frozenset({"created", "modified", "written"})

@@ -10,6 +10,7 @@ model, count tokens or read a wire format; it must be deterministic.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -225,6 +226,11 @@ class Reader:
                 yield from self._outcome(output, after_summary=after_summary)
                 if not text.strip():
                     return
+            if not message.tool_results and (turn := tools.harness_turn(text)) is not None:
+                # Written by the agent's harness, not the user (aider's reports of a command
+                # run, of files added, of a commit).
+                yield from _harness_events(turn, text)
+                return
             if self._awaiting and not message.tool_results:
                 self._pending_actions = []
                 self._awaiting = False
@@ -610,6 +616,26 @@ def _read_result(
     yield ToolFinished(source, outcome == "ok", errors)
 
 
+def _harness_events(turn: tools.HarnessTurn, text: str) -> Iterator[Event]:
+    """What a turn the agent's harness wrote records: a command run (the files it touched
+    and its outcome), files read, a commit."""
+    if turn.kind == "files":
+        for path in turn.files:
+            yield FileTouched(_clean_path(path), "read")
+    elif turn.kind == "commit" and turn.commit is not None:
+        commit, message = turn.commit
+        yield IdentifiersSeen((commit,))
+        yield CommandRan(signals.clip(f'git commit -m "{message}"', 200), "ok")
+    elif turn.kind == "run" and turn.command:
+        for action in tools.command_actions(turn.command):
+            yield from _action_events(action)
+        arguments = json.dumps({"command": turn.command})
+        outcome, errors, tests = outcome_of_result(
+            "shell", arguments, text[turn.output_at :], is_error=turn.failed
+        )
+        yield CommandRan(signals.clip(turn.command, 200), outcome, errors, tests)
+
+
 def _short_arguments(arguments: dict[str, object]) -> str:
     for key in (
         "path",
@@ -830,6 +856,9 @@ def output_in_text(message: Message, before: Message | None = None) -> tuple[int
             return None
         if _ENVIRONMENT_REPLY.match(text) is not None:
             return index, 0
+        turn = tools.harness_turn(text)
+        if turn is not None:
+            return (index, turn.output_at) if turn.output_at >= 0 else None
         awaited = _awaited(before)
         found = _xml_result_in(message, texts, awaited=awaited)
         if found is not None or _xml_tool_result(text) is not None:
