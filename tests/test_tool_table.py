@@ -1517,6 +1517,19 @@ def test_a_checklist_of_status_marks_under_a_line_naming_it_is_the_to_do_list(
     )
 
 
+def test_a_list_under_remaining_is_the_whole_open_list_even_of_one_item() -> None:
+    # aider's assistant closes its turns with what is left ("Remaining:"); each such list is
+    # the whole list, down to its last item. A one-item list under a plan-ish sentence is not.
+    text = "Page size set.\n\nRemaining:\n1. Document the error code\n2. Check the query plan\n"
+    assert tools.plan_in_prose(text) == (
+        Todo("Document the error code", "pending"),
+        Todo("Check the query plan", "pending"),
+    )
+    last = "Done.\n\n**Still to do:**\n1. Check the query plan\n\nHere are the blocks:"
+    assert tools.plan_in_prose(last) == (Todo("Check the query plan", "pending"),)
+    assert tools.plan_in_prose("Next steps of the plan:\n1. Run the tests\n") == ()
+
+
 def test_a_list_under_a_tool_named_for_a_checklist_is_its_to_do_list() -> None:
     # A custom tool (a CrewAI crew's `task_checklist`): its name says what the list is.
     items = [

@@ -2238,9 +2238,11 @@ _PLAN_ITEM = re.compile(
     r":?\s+|:\s*)?(.+?)\s*$",
     re.IGNORECASE,
 )
-# A line titling the list under it, that word alone: `**Progress**`, `## Checklist`, `Tasks:`.
+# A line titling the list under it, that word alone: `**Progress**`, `## Checklist`, `Tasks:`,
+# `Remaining:`. The list under such a title is the whole list, one item or more.
 _LIST_TITLE = re.compile(
-    r"^\s*(?:#+\s*)?\**\s*(?:progress|checklist|tasks?|task\s+list|work\s+items)\s*\**:?\**\s*$",
+    r"^\s*(?:#+\s*)?\**\s*(?:progress|checklist|tasks?|task\s+list|work\s+items|remaining"
+    r"|still\s+to\s+do|left\s+to\s+do|outstanding|open\s+items)\s*\**:?\**\s*$",
     re.IGNORECASE,
 )
 # An item's state as a mark before it (the glyphs chat UIs draw a to-do list with).
@@ -2286,11 +2288,15 @@ def _marked_item(line: str) -> Todo | None:
     return Todo(words, _MARKS[marked.group(1)])
 
 
-_PLAN_WORDS = ("plan", "to-do", "todo", "step", "progress", "checklist", "task", "work item")
+_PLAN_WORDS = (
+    "plan", "to-do", "todo", "step", "progress", "checklist", "task", "work item", "remaining",
+    "to do", "outstanding", "open item",
+)  # fmt: skip
 
 
 def plan_in_prose(text: str) -> tuple[Todo, ...]:
-    """The last plan a message writes as a list (two items or more) under a line naming it,
+    """The last plan a message writes as a list (two items or more; one under a title naming
+    the list alone, `Remaining:`) under a line naming it,
     each item's state read from its checkbox, the mark before it or its closing words
     (pending otherwise); ()
     when it writes none. Fences are no boundary: a planning step may quote its plan."""
@@ -2300,8 +2306,8 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
     lines = text.split("\n")
     found: tuple[Todo, ...] = ()
     for index, line in enumerate(lines):
-        titled = _PLAN_LINE.match(line) or _LIST_TITLE.match(line)
-        if not titled or _PLAN_ITEM.match(line):
+        listed = _LIST_TITLE.match(line) is not None
+        if not (listed or _PLAN_LINE.match(line)) or _PLAN_ITEM.match(line):
             continue
         items: list[Todo] = []
         for following in lines[index + 1 :]:
@@ -2325,6 +2331,6 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
                 status = "cancelled" if word == "dropped" else _status(word.replace(" ", "_"))
                 words = words[: state.start()]
             items.append(Todo(words.strip(), status))
-        if len(items) >= 2:
+        if len(items) >= 2 or (items and listed):
             found = tuple(items)
     return found
