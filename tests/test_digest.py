@@ -109,12 +109,22 @@ def test_a_file_the_user_turns_the_assistant_away_from_says_where_it_was_sent() 
         )
     )
     assert "- /srv/app/internal/admin/router.go (read)\n" in commanded
-    # Changed after all, the file is no longer set aside.
-    later = extract_ledger(
-        [*messages, call("5", "replace", file_path="/srv/app/internal/admin/router.go",
-                         old_string="a", new_string="b"), result("5", "ok")]
-    )  # fmt: skip
-    assert "- /srv/app/internal/admin/router.go (modified)" in rendered(later)
+    # The file the turn names among those just touched is the one turned away from, the
+    # path it points to one not just touched; changed since, it stays where the user pointed.
+    edits = [
+        say("user", "Add the search endpoint."),
+        call("5", "Edit", file_path="app/api/v1/listings.py", old_string="a", new_string="b"),
+        result("5", "ok"),
+        call("6", "Edit", file_path="app/core/config.py", old_string="a", new_string="b"),
+        result("6", "ok"),
+        say("user", "That's the wrong router. app/api/v1/listings.py is frozen; put the endpoint "
+                    "in app/api/v2/listings.py."),
+        call("7", "Edit", file_path="app/api/v1/listings.py", old_string="b", new_string="a"),
+        result("7", "ok"),
+    ]  # fmt: skip
+    moved = rendered(extract_ledger(edits))
+    assert "- app/api/v1/listings.py (modified; the user pointed to app/api/v2/listings.py" in moved
+    assert "- app/core/config.py (modified)\n" in moved
 
 
 def test_code_the_assistant_wrote_names_what_it_defines_and_imports_from_the_project() -> None:
@@ -2778,6 +2788,36 @@ def test_a_long_user_message_cut_short_once_is_not_cut_again_on_each_re_digest()
     # Cut shorter still, it keeps what it kept, cutting only its head and tail further.
     shorter = bounded_user_text(once, 1200)
     assert all(rule in shorter for rule in rules) and len(shorter) < len(once)
+
+
+def test_a_long_user_message_cut_short_keeps_the_sentence_naming_where_the_work_goes() -> None:
+    # "That's the wrong router. … Put the endpoint in app/api/v2/listings.py …": the cut
+    # took the one sentence that said where to work, and the line read as if the wrong
+    # router still stood.
+    middle = "The old Android app still calls it on every launch, and it is frozen. " * 6
+    text = (
+        "That's the wrong router. app/api/v1/listings.py is the frozen v1 API. " + middle
+        + "Put the endpoint in app/api/v2/listings.py, next to the other v2 routes. " + middle
+        + "Redo it there."
+    )  # fmt: skip
+    cut = bounded_user_text(text, 300)
+    assert "elided; kept: Put the endpoint in app/api/v2/listings.py" in cut
+    assert bounded_user_text(cut, 300) == cut
+    # A summary written before (its label "constraints kept") reads back the same.
+    older = cut.replace("; kept: ", "; constraints kept: ")
+    assert "Put the endpoint in app/api/v2/listings.py" in bounded_user_text(older, 200)
+
+
+def test_a_user_message_just_over_the_limit_is_not_cut_for_a_few_characters() -> None:
+    # "[…30 chars elided…]" saved ten characters and took "Switch to keyset pagination".
+    text = (
+        "Next, paging. Deep pages are slow and the offset pagination repeats rows. "
+        "Switch to keyset pagination. "
+        "Order by similarity, then id, and give the client an opaque next_cursor."
+    )
+    assert bounded_user_text(text, len(text) - 20) == text
+    longer = text.replace("Switch to", "The old listing export still pages that way. " * 4 + "Use")
+    assert "elided" in bounded_user_text(longer, len(text) - 20)
 
 
 def test_a_long_user_message_cut_short_keeps_its_last_sentence_whole() -> None:

@@ -148,6 +148,8 @@ def _sentence_forms(text: str, *limits: int) -> tuple[str, ...]:
 
 #: How many constraint sentences of a long message's middle its shortened form keeps.
 _KEPT_CONSTRAINTS = 6
+#: The least a cut takes out of the user's words (less, and its marker saves next to nothing).
+_MIN_ELIDED = 40
 #: How far a cut moves to fall between sentences rather than inside one.
 _CUT_SLACK = 100
 _SENTENCE_END = re.compile(r"[.!?:;]\s|\n")
@@ -166,12 +168,13 @@ def _tail_start(text: str, cut: int) -> int:
     return ends[-1].end() if ends else cut
 
 
-_ELIDED = re.compile(r" ?\[…(\d+) chars elided(?:; constraints kept: (.*?))?…\] ?", re.DOTALL)
+_ELIDED = re.compile(r" ?\[…(\d+) chars elided(?:; (?:constraints )?kept: (.*?))?…\] ?", re.DOTALL)
 
 
 def bounded_user_text(text: str, limit: int) -> str:
     """The user's words verbatim up to `limit` chars; longer ones keep head and tail, plus
-    the sentences of the middle that state constraints. Words this cut short already (read
+    the sentences of the middle that state constraints, or name a file in a turn that sends
+    the assistant elsewhere. Words this cut short already (read
     back from a digest) are cut around the cut they have: what it kept stays, and nothing is
     lost to a second cut at the same limit."""
     text = text.strip()
@@ -185,6 +188,8 @@ def bounded_user_text(text: str, limit: int) -> str:
         end, start = _head_end(text, half), _tail_start(text, len(text) - half)
         if start <= end:
             end, start = half, len(text) - half
+        if start - end < _MIN_ELIDED:
+            return text  # the marker would take about as much as it saves
         head, cut_head, cut_tail, tail = text[:end], text[end:start], "", text[start:]
     else:
         before, after = text[: earlier.start()], text[earlier.end() :]
@@ -197,8 +202,10 @@ def bounded_user_text(text: str, limit: int) -> str:
         head, cut_head = before[:end], before[end:]
         cut_tail, tail = after[:start], after[start:]
     room = _KEPT_CONSTRAINTS - len(kept_before)
+    # A turn that sends the assistant elsewhere keeps the sentences naming where.
+    redirect = _TURNS_AWAY.match(text) is not None
     found = [
-        [s for s in signals.sentences(cut) if signals.is_constraint(s) and len(s) <= 300]
+        [s for s in signals.sentences(cut) if len(s) <= 300 and _worth_keeping(s, redirect)]
         for cut in (cut_head, cut_tail)
     ]
     kept = [*found[0][: max(room, 0)], *kept_before]
@@ -206,8 +213,17 @@ def bounded_user_text(text: str, limit: int) -> str:
     kept_text = " … ".join(kept)
     elided += len(cut_head) + len(cut_tail) - sum(len(k) for k in kept if k not in kept_before)
     if kept_text:
-        return f"{head} […{elided} chars elided; constraints kept: {kept_text}…] {tail}"
+        return f"{head} […{elided} chars elided; kept: {kept_text}…] {tail}"
     return f"{head} […{elided} chars elided…] {tail}"
+
+
+def _worth_keeping(sentence: str, redirect: bool) -> bool:
+    """Whether a sentence of the user's cut from the middle of a long turn is kept: it
+    states a constraint, or, in a turn that sends the assistant elsewhere (`redirect`),
+    names a file (where the work goes)."""
+    if signals.is_constraint(sentence):
+        return True
+    return redirect and next(signals.paths_in(sentence), None) is not None
 
 
 #: Words a user says only to let the agent go on ("OK, keep going.", "Yes, carry on.").
@@ -568,35 +584,45 @@ class FilesState:
     named: set[str] = field(default_factory=set)
     # A file the user turned the assistant away from → the path the user pointed to.
     set_aside: dict[str, str] = field(default_factory=dict)
-    # The file touched last since the user last spoke (what a "not that one" refers to).
-    last: str | None = None
+    # The files touched since the user last spoke, the last last (what a "not that one" or
+    # "the wrong router" refers to).
+    recent: list[str] = field(default_factory=list)
     # Read back from a summary, nothing touched since: the file a "not that one" refers to
     # is the one the user's words describe.
     resumed: bool = False
 
 
 # A user's turn that opens by turning the assistant away from what it just did.
-# ("Not that one — …", "no, not that file", "Wrong file: …", "No, use … instead"; not "No,
-# that's fine").
+# ("Not that one — …", "no, not that file", "That's the wrong router.", "No, use … instead";
+# not "No, that's fine").
 _TURNS_AWAY = re.compile(
     r"^\W*(?:(?:no|nope|nah)\b[\W]*)?(?:"
     r"not\s+(?:that|this|there|in\s+(?:that|this))\b"
-    r"|(?:that's\s+|that\s+is\s+)?(?:the\s+)?wrong\s+(?:file|one|place|module)\b)"
+    r"|(?:that's\s+|that\s+is\s+)?(?:the\s+)?wrong\s+\w+)"
     r"|^\W*(?:no|nope|nah)\b[\W]*(?:use|edit|change|look\s+(?:at|in)|it\s+(?:is|lives)\s+in"
     r"|it's\s+in)\b",
     re.IGNORECASE,
 )
 
 
-def _pointed_to(text: str, away_from: str | None) -> str | None:
-    """The path a user's turn sends the assistant to, if the turn opens by turning it away
-    from `away_from` (the file it touched last, if known) and names another file."""
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name the same file (one may be relative: the other ends with it)."""
+    return a.endswith(b) or b.endswith(a)
+
+
+def _turned_away(text: str, recent: Sequence[str]) -> tuple[str | None, str] | None:
+    """(the file a user's turn turns the assistant away from, the path it points to), if
+    it opens by turning it away and names a file the assistant did not just touch: the file
+    away from is one just touched that the turn names, else the last one just touched (None
+    when nothing was)."""
     if _TURNS_AWAY.match(text) is None:
         return None
-    for match in signals.paths_in(text):
-        if away_from is None or not (away_from.endswith(match) or match.endswith(away_from)):
-            return match
-    return None
+    named = list(signals.paths_in(text))
+    to = next((n for n in named if not any(_same_file(r, n) for r in recent)), None)
+    if to is None:
+        return None
+    away = next((r for r in recent if any(_same_file(r, n) for n in named)), None)
+    return (away or (recent[-1] if recent else None)), to
 
 
 _PATH_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -662,47 +688,44 @@ class Files(Section[FilesState]):
     def observe(self, state: FilesState, event: Event, seq: int) -> None:
         if isinstance(event, FileTouched):
             note_file(state.files, event.path, event.op)
-            if event.op != "read":
-                state.set_aside.pop(event.path, None)
-            state.last, state.resumed = event.path, False
+            if event.path in state.recent:
+                state.recent.remove(event.path)
+            state.recent.append(event.path)
+            state.resumed = False
         elif isinstance(event, CommandRan):
-            # A later command not naming the file (one that read another without the table
-            # seeing it: `sed -n '1,40p' b.ts`): the file is not what the assistant did last.
-            if state.last is not None and state.last.rsplit("/", 1)[-1] not in event.command:
-                state.last = None
+            # A later command naming another file (one that read it without the table seeing
+            # it: `sed -n '1,40p' b.ts`): what was touched before is not what it did last.
+            last = state.recent[-1] if state.recent else None
+            named = list(signals.paths_in(event.command)) if last is not None else []
+            if last is not None and named and not any(_same_file(last, n) for n in named):
+                state.recent.clear()
         else:
             self.beside(state, event)
 
     def beside(self, state: FilesState, event: Event) -> None:
         if isinstance(event, UserSaid):
             state.named |= _named_words(event.text)
-            # The file the assistant touched last, or, resumed from a summary, the one the
-            # user's words describe.
-            to = _pointed_to(event.text, state.last)
-            if to is not None:
-                away = state.last
+            # A file just touched, or, resumed from a summary, the one the user's words
+            # describe.
+            turned = _turned_away(event.text, state.recent)
+            if turned is not None:
+                away, to = turned
                 if away is None and state.resumed:
                     away = _described(event.text, state.files, to)
                 if away is not None:
                     state.set_aside[away] = to
-            state.last, state.resumed = None, False
+            state.recent, state.resumed = [], False
 
     def merge(self, earlier: FilesState, later: FilesState) -> FilesState:
         files = dict(earlier.files)
         for path, op in later.files.items():
             note_file(files, path, op)
-        set_aside = {
-            path: to
-            for path, to in earlier.set_aside.items()
-            if later.files.get(path, "read") == "read"
-        }
-        set_aside.update(later.set_aside)
-        untouched = not later.files and later.last is None
+        untouched = not later.files and not later.recent
         return FilesState(
             files,
             earlier.named | later.named,
-            set_aside,
-            earlier.last if untouched else later.last,
+            {**earlier.set_aside, **later.set_aside},
+            list(earlier.recent if untouched else later.recent),
             later.resumed or (earlier.resumed and untouched),
         )
 
