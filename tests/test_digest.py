@@ -1768,6 +1768,8 @@ def test_a_message_that_speaks_of_a_decision_then_decides_anew_replaces_it() -> 
         "Redis cache for pricing works; eviction under the replay load looks right.",
         # A setting whose words meet the decision's, given a value: the values' news.
         "Set the Redis pricing cache eviction size to 512 entries in config/app.toml.",
+        # Settings named beside their figures, with no word of a setting between.
+        "Pricing cache eviction 512 entries and Redis replay TTL 30 minutes, as you asked:",
     ],
 )
 def test_a_remark_on_how_a_decision_goes_does_not_replace_it(remark: str) -> None:

@@ -1197,8 +1197,20 @@ def _supersede(decisions: list[Decision], text: str) -> None:
 
 
 def _sets_a_number(sentence: str) -> bool:
-    """Whether a sentence gives a setting a figure ("Set the pool to 12 connections.")."""
-    return any(signals.has_digit(value) for _, value in signals.value_settings(sentence))
+    """Whether a sentence gives a setting a figure ("Set the pool to 12 connections."), or
+    states settings beside their figures and little else ("Retention 24 hours and in-flight
+    wait 800 ms, as you specified:")."""
+    if any(signals.has_digit(value) for _, value in signals.value_settings(sentence)):
+        return True
+    if not signals.figures(sentence):
+        return False
+    # Each figure with the words naming it before it ("in-flight wait 800 ms") taken out,
+    # at most two words of the sentence's own are left ("as you specified").
+    return len(_subject_words(_NAMED_FIGURE.sub(" ", sentence))) <= 2
+
+
+# A figure and up to three words before it that name what it sets.
+_NAMED_FIGURE = re.compile(r"(?:[\w'./-]+\s+){0,3}\d+(?:\.\d+)?\s?(?:%|[A-Za-zµ]+)\b")
 
 
 def _names_replaced(text: str) -> bool:
