@@ -1036,6 +1036,22 @@ def test_a_change_the_readers_cannot_parse_is_quoted_not_guessed() -> None:
     assert "batch size: unsettled" in text and "halve it" in text
 
 
+def test_a_change_naming_neither_value_nor_setting_in_the_same_kind_of_unit_unsettles_it() -> None:
+    # "Finance wants the keys kept for 7 days, so settle on 7 days.": the retention, set in
+    # hours, was stated as current; the change names neither, but a duration is a duration.
+    ledger = extract_ledger(
+        [
+            say("user", "Set the retention to 24 hours. Set the batch size to 64."),
+            say("user", "Make the retention 48 hours instead of 24 hours."),
+            say("user", "Finance wants the keys kept for 7 days, so settle on 7 days."),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- retention: 48 hours" not in text
+    assert "retention: unsettled" in text and "settle on 7 days" in text
+    assert "- batch size: 64" in text  # a count is no duration
+
+
 def test_the_answer_to_a_user_question_is_kept_verbatim() -> None:
     ledger = extract_ledger(
         [

@@ -345,7 +345,7 @@ _CHANGE_CUE = signals.cue(
     r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
     r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|isn't\s+right|"
     r"(?:did|does|do)\s+not\s+(?:like|work|hold|cope)|(?:didn't|doesn't|don't)\s+(?:like|work)|"
-    r"bigger|smaller|higher|shorter|longer|fewer|more|less)\b"
+    r"bigger|smaller|higher|shorter|longer|fewer|more|less|settle\s+on|settled\s+on)\b"
 )
 _INSTEAD = re.compile(
     r"\b(?:make|set|change|switch|use|bump|raise|lower)\s+(?:it|that|this|them)\s+(?:to\s+)?"
@@ -397,6 +397,25 @@ def _unit(value: str) -> str:
 def _measures_in(sentence: str, unit: str) -> list[str]:
     """Values in `sentence` measured in `unit`, in order."""
     return [m.group(0) for m in _MEASURE.finditer(sentence) if _singular(m.group(2)) == unit]
+
+
+#: Units of one kind: a value given in another unit of its kind is still that value.
+_UNIT_KINDS = (
+    frozenset({"ms", "millisecond", "s", "sec", "second", "min", "minute", "h", "hr", "hour",
+               "d", "day", "week", "month", "year"}),
+    frozenset({"b", "byte", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib"}),
+)  # fmt: skip
+
+
+def _kind(unit: str) -> frozenset[str]:
+    """The units of `unit`'s kind (itself alone, for a unit of no known kind)."""
+    return next((kind for kind in _UNIT_KINDS if unit in kind), frozenset({unit}))
+
+
+def _measures_of_kind(sentence: str, unit: str) -> list[str]:
+    """Values in `sentence` measured in a unit of `unit`'s kind, in order."""
+    kind = _kind(unit)
+    return [m.group(0) for m in _MEASURE.finditer(sentence) if _singular(m.group(2)) in kind]
 
 
 @dataclass
@@ -499,8 +518,14 @@ class Values(Section[ValuesState]):
                 continue
             # A change of this value the readers could not parse (or a word on one left
             # unsettled): stop stating it as current, and quote the user's words on it (the
-            # new value may be in the next sentence).
-            if key in lowered or (record.value and _norm(record.value) in lowered):
+            # new value may be in the next sentence). Naming neither, a change to a measure
+            # of the kind of one value alone ("keep the keys for 7 days": the retention set
+            # in hours) is that value's.
+            if (
+                key in lowered
+                or (record.value and _norm(record.value) in lowered)
+                or (cued and self._only_of_kind(state, key, sentence))
+            ):
                 quote = signals.clip(" ".join(" ".join(said[n : n + 2]).split()), 300)
                 if quote not in record.quotes:
                     record.quotes.append(quote)
@@ -509,6 +534,22 @@ class Values(Section[ValuesState]):
                     record.earlier.append(record.value)
                 record.value = ""
         return settled
+
+    @staticmethod
+    def _only_of_kind(state: ValuesState, key: str, sentence: str) -> bool:
+        """Whether `sentence` measures something new in the kind of unit of the value under
+        `key`, and no other value of the state is measured in that kind."""
+        record = state.values[key]
+        unit = _unit(record.value) if record.value else ""
+        if not unit or len(_kind(unit)) == 1:
+            return False
+        held = {_norm(v) for v in (record.value, *record.earlier)}
+        if not [v for v in _measures_of_kind(sentence, unit) if _norm(v) not in held]:
+            return False
+        return not any(
+            other != key and r.value and _unit(r.value) in _kind(unit)
+            for other, r in state.values.items()
+        )
 
     def merge(self, earlier: ValuesState, later: ValuesState) -> ValuesState:
         # Copies: the merged state is observed further, and neither input may change with it.
