@@ -418,6 +418,24 @@ def test_json_wrapped_shell_output_is_read_as_text() -> None:
     assert signals.unwrap_output(plain_json) == plain_json
 
 
+def test_a_failed_pytest_assertion_is_one_error_line_not_its_introspection() -> None:
+    out = (
+        "..F\n=================================== FAILURES ===================================\n"
+        "_________________________ test_ties_do_not_repeat __________________________\n"
+        "    def test_ties_do_not_repeat(client):\n"
+        ">       assert len(seen) == 60\n"
+        "E       assert 59 == 60\n"
+        "E        +  where 59 = len([132, 150, 280, 311, 402, 518, ...])\n"
+        "tests/api/test_pages.py:41: AssertionError\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/api/test_pages.py::test_ties_do_not_repeat - assert 59 == 60\n"
+        "1 failed, 39 passed in 0.84s\n"
+    )
+    outcome, errors = signals.outcome_of(out)
+    assert outcome == "failed"
+    assert errors == ("FAILED tests/api/test_pages.py::test_ties_do_not_repeat - assert 59 == 60",)
+
+
 def test_labelled_streams_are_read_as_the_output_and_an_exit_status_is_no_error_line() -> None:
     # Gemini CLI's shell result: each stream after its label, the first line on the label's
     # line; "Error:" holds a status that says no more than the exit code.

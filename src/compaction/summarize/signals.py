@@ -235,16 +235,25 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
             continue
         if not (_ERROR_LINE.match(line) or _ERROR_ANYWHERE.search(line)):
             continue
-        # Frames and source lines of a traceback are not errors of their own.
-        if line.startswith(('File "', "^")):
+        # Frames and source lines of a traceback are not errors of their own, nor pytest's
+        # introspection of an assertion's operands (`E    +  where 59 = len(…)`).
+        if line.startswith(('File "', "^")) or _INTROSPECTION.match(line):
             continue
         clipped = line[:200]
         if clipped not in seen:
             seen.add(clipped)
             found.append(clipped)
+    # A line another one holds whole says nothing more (pytest's `E  assert 59 == 60` under
+    # `FAILED t.py::test_x - assert 59 == 60`).
+    found = [f for f in found if not any(_DETAIL.sub("", f) in g for g in found if g != f)]
     # The last exception line of a traceback is what a reader needs most.
     found.sort(key=lambda s: 0 if re.match(r"^[\w.]*(Error|Exception)\b", s) else 1)
     return found[:limit]
+
+
+_INTROSPECTION = re.compile(r"E\s+\+\s")
+# pytest's mark before an assertion's detail.
+_DETAIL = re.compile(r"^E\s+")
 
 
 def exit_status(text: str, *, is_error: bool = False) -> int | None:
