@@ -334,6 +334,21 @@ def test_the_user_words_are_read_out_of_an_agents_wrapping(text: str, words: str
     assert user_messages(extract_ledger([say("user", text)])) == [words]
 
 
+@pytest.mark.parametrize(
+    "pin",
+    [
+        "Production runs Python 3.9.",
+        "The service still ships on Java 11 for now.",
+        "It has to build with Go 1.22, the base image pins that toolchain.",
+        "CI is on Node 18.19 until the runners are upgraded.",
+    ],
+)
+def test_a_runtime_pinned_to_a_version_is_a_constraint(pin: str) -> None:
+    # The version a user pins rules out what the code may use ("no PEP 604 unions").
+    assert signals.is_constraint(pin)
+    assert not signals.is_constraint("The p95 went from 1.1 s to 0.4 s with the index.")
+
+
 def test_long_user_message_keeps_head_tail_and_constraints() -> None:
     middle = " ".join(f"Filler sentence number {i} about nothing." for i in range(200))
     text = (

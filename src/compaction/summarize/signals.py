@@ -1005,10 +1005,13 @@ _DONE = cue(
     r"\b(?:done|fixed|added|implemented|updated|wired|handled|completed|finished|resolved|"
     r"now\s+(?:passes|works|handled)|took\s+care|addressed|covered)\b",
 )
+# The last alternative: a runtime pinned to a version ("runs Python 3.9", "ships on Java 11").
 _CONSTRAINT = cue(
     r"""\b(?:must|mustn't|must\s+not|never|don't|do\s+not|doesn't|always|only|avoid|keep|
          make\s+sure|ensure|required?|requirement|should(?:n't|\s+not)?|no\s+\w+|without|
-         can't|cannot|please|important|constraint|careful|stick\s+to|leave)\b""",
+         can't|cannot|please|important|constraint|careful|stick\s+to|leave
+         |(?:python|node(?:\.js)?|java|jdk|go|ruby|php|rust|elixir|otp|kotlin|\.net|dotnet
+            |typescript|swift|scala)\s+v?\d+(?:\.\d+)*)\b""",
     re.VERBOSE,
 )
 
