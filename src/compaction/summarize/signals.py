@@ -608,11 +608,10 @@ def looks_like_path(token: str) -> bool:
     return suffix not in _NOT_PATH_SUFFIX and not suffix.isdigit()
 
 
-def paths_in(text: str) -> Iterator[str]:
+@text_cache()
+def paths_in(text: str) -> tuple[str, ...]:
     """The file paths `text` names (with a suffix: `src/app.py`), in order."""
-    for match in _PATHLIKE.finditer(text):
-        if looks_like_path(match.group(1)):
-            yield match.group(1)
+    return tuple(m.group(1) for m in _PATHLIKE.finditer(text) if looks_like_path(m.group(1)))
 
 
 _SHELL_READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "wc", "diff", "grep"}

@@ -467,10 +467,19 @@ def _call_events(call: ToolCallPart, question: str | None = None) -> Iterator[Ev
     for action in actions:
         yield from _action_events(action, question)
     if any(a.kind == "file" and a.op not in (None, "read", "deleted") for a in actions):
-        for path, code in tools.written_code(call.name, call.parsed_arguments() or {}):
-            defines, imports = signals.code_names(code)
-            if defines or imports:
-                yield CodeWritten(_clean_path(path), defines, imports)
+        yield from _code_written(call.name, call.arguments)
+
+
+@text_cache()
+def _code_written(name: str, arguments: str) -> tuple[CodeWritten, ...]:
+    """The names in the code a call wrote, per file (read once per distinct call)."""
+    parsed = ToolCallPart("", name, arguments).parsed_arguments() or {}
+    found = []
+    for path, code in tools.written_code(name, parsed):
+        defines, imports = signals.code_names(code)
+        if defines or imports:
+            found.append(CodeWritten(_clean_path(path), defines, imports))
+    return tuple(found)
 
 
 def _action_events(action: tools.Action, question: str | None = None) -> Iterator[Event]:

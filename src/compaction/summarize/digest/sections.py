@@ -223,7 +223,7 @@ def _worth_keeping(sentence: str, redirect: bool) -> bool:
     names a file (where the work goes)."""
     if signals.is_constraint(sentence):
         return True
-    return redirect and next(signals.paths_in(sentence), None) is not None
+    return redirect and bool(signals.paths_in(sentence))
 
 
 #: Words a user says only to let the agent go on ("OK, keep going.", "Yes, carry on.").
@@ -658,7 +658,7 @@ def _turned_away(text: str, recent: Sequence[str]) -> tuple[str | None, str] | N
     when nothing was)."""
     if _TURNS_AWAY.match(text) is None:
         return None
-    named = list(signals.paths_in(text))
+    named = signals.paths_in(text)
     to = next((n for n in named if not any(_same_file(r, n) for r in recent)), None)
     if to is None:
         return None
@@ -737,7 +737,7 @@ class Files(Section[FilesState]):
             # A later command naming another file (one that read it without the table seeing
             # it: `sed -n '1,40p' b.ts`): what was touched before is not what it did last.
             last = state.recent[-1] if state.recent else None
-            named = list(signals.paths_in(event.command)) if last is not None else []
+            named = signals.paths_in(event.command) if last is not None else ()
             if last is not None and named and not any(_same_file(last, n) for n in named):
                 state.recent.clear()
         else:
