@@ -77,6 +77,37 @@ def test_trigger_compacts_to_max_tokens_and_stays_valid() -> None:
     assert result.conversation.messages[-1] == conversation.messages[-1]
 
 
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_the_first_message_the_user_wrote_is_pinned_not_one_the_harness_wrote(dialect: str) -> None:
+    # aider sends its repo map as the first user message; the task is the user's next one.
+    repo_map = (
+        "Here are summaries of some files present in my git repository.\n"
+        "Do not propose changes to these files, treat them as *read-only*.\n\n"
+        + "app/models.py:\n│class Listing(Base):\n│    title: Mapped[str]\n⋮\n"
+        * 40
+    )
+    task = "Add a search endpoint for listings. Production runs Python 3.9: no PEP 604 unions."
+    messages = [
+        say("system", "Act as an expert software developer."),
+        say("user", repo_map),
+        say("assistant", "Ok, I won't try and edit those files without asking first."),
+        say("user", task),
+    ]
+    for k in range(12):
+        messages += [
+            say("assistant", f"Step {k}: editing app/api/v{k}.py.\n" + "x = 1\n" * 60),
+            say("user", "I ran this command:\n\npytest -q\n\nAnd got this output:\n\n"
+                        + "." * 300 + f"\n{k} passed in 0.1s\n"),
+        ]  # fmt: skip
+    messages.append(say("assistant", "Done."))
+    conversation = Conversation(tuple(messages), dialect=dialect)
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(), DigestStrategy())))
+    result = compactor.compact(conversation, max_tokens=int(_tokens(compactor, conversation) * 0.4))
+    # Verbatim (Anthropic folds the summaries around it into its message).
+    assert any(task in m.text for m in result.conversation.messages)
+    assert validate_for(result.conversation) == []
+
+
 def test_mask_runs_first_and_keeps_the_recent_tail() -> None:
     conversation = coding_session(12)
     compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(),), keep_recent_n=6))

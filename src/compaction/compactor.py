@@ -40,6 +40,7 @@ from compaction.strategies import StepReport, Workspace
 from compaction.strategies.base import Removal, Slot
 from compaction.strategies.pipeline import run_pipeline
 from compaction.summarize.llm import Summarizer, load_template
+from compaction.summarize.tools import harness_turn
 from compaction.tokens import ConversationCounter, context_window, provider_for_dialect
 from compaction.triggers import Decision, should_compact
 
@@ -402,7 +403,9 @@ class Compactor:
         )
         live = live_exchange(messages, groups)
         anchored = set(
-            shape.anchor_after_first_user(messages, groups, protected, conversation.dialect)
+            shape.anchor_after_first_user(
+                messages, groups, protected, first_user_turn(messages), conversation.dialect
+            )
         )
         if target is not None and sum(counts[i] for i in anchored) > target // _ANCHOR_SHARE:
             anchored = set()  # the room it would take is worth more than that message's shape
@@ -515,6 +518,16 @@ def protected_indices(
     return whole | {live}, words_only
 
 
+def first_user_turn(messages: Sequence[Message]) -> int | None:
+    """Index of the first message the user wrote (usually the task): not one an agent's
+    harness wrote in the user's name (`tools.harness_turn`: aider's repo map, its reports
+    of a command run), or None."""
+    return next(
+        (i for i, m in enumerate(messages) if m.is_user_turn and harness_turn(m.text) is None),
+        None,
+    )
+
+
 def without_results(message: Message) -> Message:
     """`message` without its tool results: what a message protected for its words alone
     keeps at the least (a placeholder for the results aside)."""
@@ -530,7 +543,7 @@ def _protected_whole(messages: tuple[Message, ...], config: CompactionConfig) ->
         # about to read are the live exchange, shortened only as the very last resort.
         protected.add(len(messages) - 1)
     if config.pin.first_user_message:
-        first = next((i for i, m in enumerate(messages) if m.is_user_turn), None)
+        first = first_user_turn(messages)
         if first is not None:
             protected.add(first)
     if config.pin.patterns:

@@ -66,14 +66,14 @@ def anchor_after_first_user(
     messages: Sequence[Message],
     groups: Sequence[Group],
     protected: Set[int],
+    first: int | None,
     dialect: str | None,
 ) -> range:
     """The messages that must stay (masked at most) so that a summary of what follows the
-    user's first message is not folded into it: the turn right after it, where roles must
-    alternate and that message is kept. Empty elsewhere."""
+    user's first message (`first`, its index) is not folded into it: the turn right after
+    it, where roles must alternate and that message is kept. Empty elsewhere."""
     if dialect not in _ALTERNATING:
         return range(0)
-    first = next((i for i, m in enumerate(messages) if m.is_user_turn), None)
     if first is None or first not in protected:
         return range(0)
     for group in groups:

@@ -1446,11 +1446,12 @@ class HarnessRecord:
     words, but what it records — a command and its output (`run`; `failed`: the harness
     sends it only when the command failed, as aider's lint report), files added to the chat
     (`files`: named in the opening, or each on the line before its fenced content), a commit
-    (`commit`), or nothing worth keeping (`none`)."""
+    (`commit`), context it sends every time (`context`: aider's repo map), or nothing worth
+    keeping (`none`)."""
 
     agents: tuple[str, ...]
     opening: re.Pattern[str]
-    kind: Literal["run", "files", "commit", "none"]
+    kind: Literal["run", "files", "commit", "context", "none"]
     failed: bool = False
 
 
@@ -1485,6 +1486,12 @@ HARNESS_RECORDS: tuple[HarnessRecord, ...] = (
         re.compile(r"I have \*added these files to the chat\* so you can go ahead and edit them\."),
         "files",
     ),
+    # `repo_content_prefix`: the repo map, sent first, anew with every request.
+    HarnessRecord(
+        _AIDER,
+        re.compile(r"Here are summaries of some files present in my git repository\.\n"),
+        "context",
+    ),
     # `files_content_gpt_edits`: the commit aider made of the assistant's edits.
     HarnessRecord(
         _AIDER,
@@ -1510,7 +1517,7 @@ class HarnessTurn:
     """What one harness-written turn records (`HarnessRecord`): `output_at` is where the
     output it carries starts (-1: none)."""
 
-    kind: Literal["run", "files", "commit", "none"]
+    kind: Literal["run", "files", "commit", "context", "none"]
     command: str | None = None
     output_at: int = -1
     failed: bool = False
@@ -1525,7 +1532,7 @@ _SHOWN_FILE = re.compile(r"^(\S+)\n```", re.MULTILINE)
 def harness_turn(text: str) -> HarnessTurn | None:
     """What `text` records, if a harness wrote it (`HARNESS_RECORDS`), else None."""
     start = len(text) - len(text.lstrip())
-    if not text.startswith(("I ", "# Fix"), start):
+    if not text.startswith(("I ", "# Fix", "Here are "), start):
         return None
     for record in HARNESS_RECORDS:
         match = record.opening.match(text, start)
@@ -1544,6 +1551,8 @@ def harness_turn(text: str) -> HarnessTurn | None:
             return HarnessTurn("files", output_at=match.end(), files=shown)
         if record.kind == "commit":
             return HarnessTurn("commit", commit=(named["hash"], named["message"].strip()))
+        if record.kind == "context":
+            return HarnessTurn("context", output_at=match.end())
         return HarnessTurn("none")
     return None
 
