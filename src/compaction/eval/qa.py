@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compaction.compactor import first_user_turn
 from compaction.eval.probes import CATEGORIES, Fact, FactCategory
 from compaction.eval.sessions import EvalSession
 from compaction.exceptions import BadResponseError, InputError, ProviderError, UnsupportedError
@@ -545,7 +546,9 @@ def _json_object_in(text: str) -> Mapping[str, Any] | None:
 def _judge_prompt(
     session: EvalSession, facts: Sequence[Fact], context: str, *, structured: bool
 ) -> str:
-    task = next((m.text for m in session.conversation.messages if m.is_user_turn), "")
+    messages = session.conversation.messages
+    first = first_user_turn(messages)
+    task = messages[first].text if first is not None else ""
     if len(task) > 4000:
         task = task[:4000] + " […]"
     reference = "\n".join(f"- [{f.category}] {f.text}" for f in facts) or "- (none given)"
