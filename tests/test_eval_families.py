@@ -1428,9 +1428,10 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
-        # gcstory-style's, ohstory-style's and aiderstory-style's.
+        # gcstory-style's, ohstory-style's, aiderstory-style's and ocstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
-                     "gcstory-style", "ohstory-style", "aiderstory-style")  # fmt: skip
+                     "gcstory-style", "ohstory-style", "aiderstory-style",
+                     "ocstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -4715,6 +4716,119 @@ def test_aiderstory_style_speaks_aiders_text_protocol_and_its_todo_list() -> Non
             assert len(values) == count
             assert all([v for v in values if x in v] == [x] for x in values)
         final = texts[-1].casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: OpenCode's tools: the argument keys each must have, and those it may have.
+_OPENCODE_ARGS = {
+    "bash": ({"command", "description"}, {"timeout", "workdir"}),
+    "read": ({"filePath"}, {"offset", "limit"}),
+    "edit": ({"filePath", "oldString", "newString"}, {"replaceAll"}),
+    "write": ({"filePath", "content"}, set()),
+    "glob": ({"pattern"}, {"path"}),
+    "grep": ({"pattern"}, {"path", "include"}),
+    "list": (set(), {"path", "ignore"}),
+    "todowrite": ({"todos"}, set()),
+    "task": ({"description", "prompt", "subagent_type"}, {"task_id", "command"}),
+}
+_OPENCODE_READ = re.compile(
+    r"\A<path>(/\S+)</path>\n<type>file</type>\n<content>\n1: .*\n\n"
+    r"\((End of file - total \d+ lines|Showing lines \d+-\d+ of \d+\. Use offset=\d+ to "
+    r"continue\.)\)\n</content>\Z",
+    re.S,
+)
+_OPENCODE_TASK = re.compile(
+    r"\Atask_id: ses_[0-9a-f]{12}[0-9A-Za-z]{14} \(for resuming to continue this task if "
+    r"needed\)\n\n<task_result>\n.+\n</task_result>\Z",
+    re.S,
+)
+
+
+def test_ocstory_style_speaks_opencodes_tools_and_moves_its_todo_list() -> None:
+    for session in sessions("ocstory-style"):
+        messages = session.conversation.messages
+        system = messages[0].text
+        assert messages[0].role == "system" and "\n<env>\n  Working directory: /" in system
+        assert "\n</env>\n<files>" in system and "\nInstructions from: /" in system
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        used, todo_lists, commands = set(), [], []
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                must, may = _OPENCODE_ARGS[call.name]
+                assert must <= set(args) <= must | may, (call.name, sorted(args))
+                used.add(call.name)
+                text = results[call.id].text
+                for key in ("filePath", "path"):
+                    assert key not in args or args[key].startswith("/")
+                if call.name == "read":
+                    match = _OPENCODE_READ.match(text)
+                    assert match and match.group(1) == args["filePath"]
+                elif call.name == "edit":
+                    assert text == "Edit applied successfully."
+                    assert args["oldString"] != args["newString"]
+                elif call.name == "write":
+                    assert text == "Wrote file successfully."
+                elif call.name == "todowrite":
+                    assert text == json.dumps(args["todos"], indent=2)
+                    todo_lists.append(args["todos"])
+                elif call.name == "task":
+                    assert args["subagent_type"] == "explore" and _OPENCODE_TASK.match(text)
+                elif call.name == "grep":
+                    assert re.match(r"Found \d+ matches\n/\S+:\n  Line \d+: ", text)
+                elif call.name == "glob":
+                    assert all(line.startswith("/") for line in text.split("\n"))
+                elif call.name == "list":
+                    assert text.startswith(args["path"] + "/\n  ") and text.endswith("\n")
+                elif call.name == "bash":
+                    commands.append((args["command"], text))
+                    # The output as it came: no exit code; a timeout is noted after it.
+                    assert "exit code" not in text.casefold()
+                    if "<bash_metadata>" in text:
+                        assert re.search(r"\n\n<bash_metadata>\nbash tool terminated command "
+                                         r"after exceeding timeout \d+ ms\n</bash_metadata>\Z",
+                                         text)  # fmt: skip
+        assert used == set(_OPENCODE_ARGS)
+        # mix, ExUnit and Credo as they print: a compile error, a finding, test runs.
+        outputs = "\n".join(text for _, text in commands)
+        undefined = r"^error: undefined function to_timeout/1 \(expected \S+ to define"
+        assert re.search(undefined, outputs, re.M)
+        assert re.search(r"^\*\* \(CompileError\) lib/\S+\.ex: cannot compile module ", outputs,
+                         re.M)  # fmt: skip
+        assert "┃ [R] → Predicate function names should not start with 'is'" in outputs
+        runs = [text for command, text in commands if command == "mix test"]
+        assert len(runs) == 4
+        assert all(re.search(r"^Randomized with seed \d+$", run, re.M) for run in runs)
+        summaries = [re.findall(r"^\d+ tests, (\d+) failures?$", run, re.M) for run in runs]
+        assert summaries == [["1"], ["0"], ["0"], ["1"]]
+        assert re.search(r"^  1\) test .+ \(\S+Test\)$", runs[-1], re.M)
+        assert any(c.startswith("git rm lib/") for c, _ in commands)
+        assert any(c.startswith("git log --oneline -S ") for c, _ in commands)
+        # The to-do list moves along: one item in progress at a time, items completed, one
+        # cancelled, one added later and still pending.
+        seen: dict[str, list[str]] = {}
+        for todos in todo_lists:
+            for todo in todos:
+                assert set(todo) == {"content", "status", "priority"}
+                assert todo["status"] in ("pending", "in_progress", "completed", "cancelled")
+                assert todo["priority"] in ("high", "medium", "low")
+                seen.setdefault(todo["content"], []).append(todo["status"])
+            assert sum(t["status"] == "in_progress" for t in todos) <= 1
+        first = {t["content"] for t in todo_lists[0]}
+        last = {t["content"]: t["status"] for t in todo_lists[-1]}
+        [added] = set(last) - first
+        assert last[added] == "pending" and first <= set(last)
+        assert list(last.values()).count("cancelled") == 1
+        assert any(s[0] == "pending" and "in_progress" in s and s[-1] == "completed"
+                   for s in seen.values())  # fmt: skip
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
         for fact in session.facts:
             if fact.category != "last_message":
                 assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))

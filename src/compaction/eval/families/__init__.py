@@ -13,7 +13,15 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
-from compaction.eval.families import aiderstory, ccstory, codeact, cxstory, gcstory, ohstory
+from compaction.eval.families import (
+    aiderstory,
+    ccstory,
+    codeact,
+    cxstory,
+    gcstory,
+    ocstory,
+    ohstory,
+)
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.acr import AcrVoice
 from compaction.eval.families.amp import AmpVoice
@@ -108,6 +116,8 @@ FAMILIES[gcstory.FAMILY] = gcstory.write
 FAMILIES[ohstory.FAMILY] = ohstory.write
 # Written with a story of its own, not `tell`: aider's SEARCH/REPLACE chat on a FastAPI service.
 FAMILIES[aiderstory.FAMILY] = aiderstory.write
+# Written with a story of its own, not `tell`: OpenCode's native tools on a Phoenix service.
+FAMILIES[ocstory.FAMILY] = ocstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
