@@ -164,6 +164,37 @@ def test_a_command_the_summary_quotes_in_backticks_is_history_not_a_claim() -> N
     assert restated_stale([fact], before, quoted) == []
 
 
+def test_a_superseded_form_the_summary_negates_is_not_stated_as_current() -> None:
+    # "right — no `insert_rows_now`." says the plan is gone; "insert_rows_now" still in use
+    # would state it.
+    fact = Fact(
+        id="jobs", category="decision", text="one job per chunk",
+        probe=("ChunkImportWorker",), depth="middle", cued=False, critical=True,
+        stale=("insert_rows_now", "FileImportWorker"),
+    )  # fmt: skip
+    before = chat(
+        ("assistant", "Plan: write the rows in the request through insert_rows_now/3."),
+        ("user", "Not in the request: one FileImportWorker per file."),
+        ("assistant", "Then per chunk: one ChunkImportWorker job per 1,000 rows."),
+        ("assistant", "Done."),
+    )
+
+    def summarized(line: str) -> Conversation:
+        summary = Message(role="user", parts=(SummaryPart(line),))
+        return before.with_messages((summary, before.messages[-1]))
+
+    negations = (
+        "- right — no `insert_rows_now`.",
+        "- dropped FileImportWorker",
+        "- not insert_rows_now any more",
+        "- without the FileImportWorker job",
+    )
+    for negated in negations:
+        assert restated_stale([fact], before, summarized(negated)) == [], negated
+    assert restated_stale([fact], before, summarized("- rows go via insert_rows_now")) == [fact]
+    assert restated_stale([fact], before, summarized("- no retries; FileImportWorker")) == [fact]
+
+
 def test_the_protected_content_is_what_the_compactor_keeps_verbatim() -> None:
     # System, the first user message, the live user turn (the last one the user wrote) and
     # the last message: a target below them all is one no compaction can meet.

@@ -416,10 +416,32 @@ def _after_summary(message: Message) -> str:
     return message_text(message.with_parts(message.parts[last + 1 :])) if last >= 0 else ""
 
 
+# A word that negates what follows it closely: "no `insert_rows_now`", "dropped X".
+_NEGATION = re.compile(
+    r"\b(?:no|not|never|without|dropped|drop|removed|scrapped|scrap|instead\s+of|rather\s+than"
+    r"|no\s+longer|replaced)[\s`'\"*(]+(?:(?:the|a|an|that|this|its|any)[\s`'\"*(]+)?$",
+    re.IGNORECASE,
+)
+
+
+def _negated(line: str, stale: str) -> bool:
+    """Whether every mention of `stale` in `line` follows a negation within a word or two
+    ("no `X`", "dropped the X"): the line says it is gone, not that it stands."""
+    lowered, at = line.casefold(), []
+    start = lowered.find(stale)
+    while start != -1:
+        at.append(start)
+        start = lowered.find(stale, start + 1)
+    return bool(at) and all(_NEGATION.search(line[max(0, i - 40) : i]) for i in at)
+
+
 def _restates(
     line: str, probes: Sequence[str], subject: str | None, stales: Sequence[str], original: str
 ) -> bool:
-    if not any(shows(s, line) for s in stales) or all(shows(p, line) for p in probes):
+    shown = [s for s in stales if shows(s, line)]
+    if not shown or all(shows(p, line) for p in probes):
+        return False
+    if all(_negated(line, s) for s in shown):
         return False
     if subject is not None and (
         not shows(subject, line) or any(shows(p, line) for p in probes[1:])
