@@ -125,6 +125,20 @@ def test_a_file_the_user_turns_the_assistant_away_from_says_where_it_was_sent() 
     moved = rendered(extract_ledger(edits))
     assert "- app/api/v1/listings.py (modified; the user pointed to app/api/v2/listings.py" in moved
     assert "- app/core/config.py (modified)\n" in moved
+    # Said later in the first sentence ("— wrong place"); and not a wrong value or status.
+    elsewhere = [
+        *edits[:3],
+        say(
+            "user",
+            "That's the HTML controller — wrong place, undo that. "
+            "Uploads go through app/api/import_controller.ex.",
+        ),
+    ]
+    assert "(modified; the user pointed to app/api/import_controller.ex instead)" in rendered(
+        extract_ledger(elsewhere)
+    )
+    status = [*edits[:3], say("user", "It returns the wrong status code. See app/api/errors.py.")]
+    assert "pointed to" not in rendered(extract_ledger(status))
 
 
 def test_code_the_assistant_wrote_names_what_it_defines_and_imports_from_the_project() -> None:
@@ -167,6 +181,21 @@ def test_code_the_assistant_wrote_names_what_it_defines_and_imports_from_the_pro
     assert "selectInvoicePage" in tight and "reqId=req-8156" not in tight
     # Read back, the lines stay.
     assert "- src/db/invoices.ts: defines selectInvoicePage" in rendered(parse_ledger(text))
+    # What an edit defines is what it adds; an edit that takes a definition out (a revert)
+    # takes it from the file's names.
+    upload, new = "  def upload(conn, params) do\n    :ok\n  end\n\n", "  def new(conn, _params) do"
+    reverted = extract_ledger(
+        [
+            say("user", "Add the upload action."),
+            call("4", "edit", filePath="/app/web/stock_controller.ex",
+                 oldString=new, newString=upload + new),
+            result("4", "Edit applied successfully."),
+            call("5", "edit", filePath="/app/web/stock_controller.ex",
+                 oldString=upload + new, newString=new),
+            result("5", "Edit applied successfully."),
+        ]
+    )  # fmt: skip
+    assert "stock_controller.ex:" not in rendered(reverted)
 
 
 def test_the_turns_aiders_harness_writes_are_commands_files_and_commits_not_the_users_words() -> (

@@ -1562,9 +1562,18 @@ def harness_turn(text: str) -> HarnessTurn | None:
 _WRITING_OPS = frozenset({"created", "modified", "written"})
 
 
-def written_code(name: str, arguments: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
-    """(path, code) for each file a call wrote code into: a patch's added lines per file, or
-    the text an editor call puts in (not what it takes out: `old_string`, a SEARCH half)."""
+class WrittenCode(NamedTuple):
+    """The code a call wrote into one file: what it put in, and what it took out."""
+
+    path: str
+    added: str
+    removed: str
+
+
+def written_code(name: str, arguments: Mapping[str, object]) -> tuple[WrittenCode, ...]:
+    """For each file a call wrote code into, what it put in and what it took out: a patch's
+    added and removed lines per file, or an editor call's new text and the text it replaces
+    (`old_string`, a SEARCH half)."""
     row = _row_for(name)
     if row is None or row.kind not in ("file", "patch"):
         return ()
@@ -1572,35 +1581,46 @@ def written_code(name: str, arguments: Mapping[str, object]) -> tuple[tuple[str,
         for key in row.patch_keys:
             value = arguments.get(key)
             if isinstance(value, str):
-                return _patch_additions(value)
+                return _patch_changes(value)
         return ()
     paths = [a.path for a in _file_actions(row, arguments) if a.path and a.op in _WRITING_OPS]
     if not paths:
         return ()
-    skip = {*row.path_keys, row.subcommand_key}
-    code = "\n".join(_put_in(v) for k, v in arguments.items() if k not in skip and _puts_in(k))
-    return ((paths[0], code),) if code.strip() else ()
+    values = [(k, v) for k, v in arguments.items() if k not in {*row.path_keys, row.subcommand_key}]
+    added = "\n".join(_put_in(v, True) for k, v in values if _puts_in(k))
+    removed = "\n".join(
+        [_put_in(v, False) for k, v in values if _puts_in(k)]
+        + [v for k, v in values if isinstance(v, str) and not _puts_in(k)]
+    )
+    return (WrittenCode(paths[0], added, removed),) if added.strip() or removed.strip() else ()
 
 
 def _puts_in(key: str) -> bool:
     return not name_words(key) & _REPLACED_WORDS
 
 
-def _put_in(value: object) -> str:
-    """The text an argument's value puts into a file: a string's (its REPLACE halves, when it
-    holds SEARCH/REPLACE blocks), or that of a list of edits' new texts."""
+def _put_in(value: object, added: bool) -> str:
+    """The text an argument's value puts into a file (`added`), or takes out of it: a
+    string's halves of its SEARCH/REPLACE blocks, when it holds some (else the string, put
+    in), or those of a list of edits (their new texts, or their old ones)."""
     if isinstance(value, str):
-        return _replace_halves(value) if "SEARCH" in value else value
+        if "SEARCH" in value:
+            return _block_halves(value, "replace" if added else "search")
+        return value if added else ""
     if isinstance(value, list):
+        edits = [item for item in value if isinstance(item, Mapping)]
+        if added:
+            return "\n".join(_put_in(v, True) for e in edits for k, v in e.items() if _puts_in(k))
         return "\n".join(
-            _put_in(v) for item in value if isinstance(item, Mapping)
-            for k, v in item.items() if _puts_in(k)
+            _put_in(v, False) if _puts_in(k) else (v if isinstance(v, str) else "")
+            for e in edits for k, v in e.items()
         )  # fmt: skip
     return ""
 
 
-def _replace_halves(text: str) -> str:
-    """The REPLACE halves of SEARCH/REPLACE blocks in `text` (all of it when it holds none)."""
+def _block_halves(text: str, half: Literal["search", "replace"]) -> str:
+    """The SEARCH or REPLACE halves of the SEARCH/REPLACE blocks in `text` (for REPLACE, all
+    of it when it holds no block)."""
     kept: list[str] = []
     state = "out"
     for line in text.splitlines():
@@ -1610,14 +1630,16 @@ def _replace_halves(text: str) -> str:
             state = "replace"
         elif state == "replace" and _REPLACE_END.match(line):
             state = "out"
-        elif state == "replace":
+        elif state == half:
             kept.append(line)
-    return "\n".join(kept) if kept or "<<<<<<< SEARCH" in text else text
+    if half == "replace" and not kept and "<<<<<<< SEARCH" not in text:
+        return text
+    return "\n".join(kept)
 
 
-def _patch_additions(text: str) -> tuple[tuple[str, str], ...]:
-    """Each file's added lines in a patch (`*** Begin Patch` or unified diff)."""
-    added: dict[str, list[str]] = {}
+def _patch_changes(text: str) -> tuple[WrittenCode, ...]:
+    """Each file's added and removed lines in a patch (`*** Begin Patch` or unified diff)."""
+    changes: dict[str, tuple[list[str], list[str]]] = {}
     current: str | None = None
     for line in text.splitlines():
         marker = _PATCH_MARKER.match(line)
@@ -1627,9 +1649,15 @@ def _patch_additions(text: str) -> tuple[tuple[str, str], ...]:
         elif line.startswith("+++ "):
             path = _strip_side(_diff_path(line[4:]), "b/")
             current = None if path == "/dev/null" else path
-        elif line.startswith("+") and current is not None:
-            added.setdefault(current, []).append(line[1:])
-    return tuple((path, "\n".join(lines)) for path, lines in added.items())
+        elif line.startswith("--- "):
+            continue
+        elif line.startswith(("+", "-")) and current is not None:
+            added, removed = changes.setdefault(current, ([], []))
+            (added if line[0] == "+" else removed).append(line[1:])
+    return tuple(
+        WrittenCode(path, "\n".join(added), "\n".join(removed))
+        for path, (added, removed) in changes.items()
+    )
 
 
 def _starts_file(lines: Sequence[str], index: int) -> bool:

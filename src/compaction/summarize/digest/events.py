@@ -109,12 +109,14 @@ class IdentifiersSeen:
 
 @dataclass(frozen=True, slots=True)
 class CodeWritten:
-    """Names in code a call wrote into `path`: those it defines, those it imports from the
-    project's own modules (`signals.code_names`)."""
+    """Names in code a call wrote into `path`: those it adds a definition of, those it adds
+    an import of from the project's own modules (`signals.code_names`), and those whose
+    definition it takes out (`removes`: a revert)."""
 
     path: str
     defines: tuple[str, ...]
     imports: tuple[str, ...]
+    removes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,10 +477,14 @@ def _code_written(name: str, arguments: str) -> tuple[CodeWritten, ...]:
     """The names in the code a call wrote, per file (read once per distinct call)."""
     parsed = ToolCallPart("", name, arguments).parsed_arguments() or {}
     found = []
-    for path, code in tools.written_code(name, parsed):
-        defines, imports = signals.code_names(code)
-        if defines or imports:
-            found.append(CodeWritten(_clean_path(path), defines, imports))
+    for path, added, removed in tools.written_code(name, parsed):
+        defines, imports = signals.code_names(added)
+        defined, imported = signals.code_names(removed) if removed else ((), ())
+        new = tuple(d for d in defines if d not in defined)
+        gone = tuple(d for d in defined if d not in defines)
+        imports = tuple(i for i in imports if i not in imported)
+        if new or imports or gone:
+            found.append(CodeWritten(_clean_path(path), new, imports, gone))
     return tuple(found)
 
 

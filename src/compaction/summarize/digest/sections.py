@@ -203,7 +203,7 @@ def bounded_user_text(text: str, limit: int) -> str:
         cut_tail, tail = after[:start], after[start:]
     room = _KEPT_CONSTRAINTS - len(kept_before)
     # A turn that sends the assistant elsewhere keeps the sentences naming where.
-    redirect = _TURNS_AWAY.match(text) is not None
+    redirect = _turns_away(text)
     found = [
         [s for s in signals.sentences(cut) if len(s) <= 300 and _worth_keeping(s, redirect)]
         for cut in (cut_head, cut_tail)
@@ -633,17 +633,24 @@ class FilesState:
     resumed: bool = False
 
 
-# A user's turn that opens by turning the assistant away from what it just did.
-# ("Not that one — …", "no, not that file", "That's the wrong router.", "No, use … instead";
-# not "No, that's fine").
+# A user's turn that turns the assistant away from what it just did: in its first sentence
+# ("Not that one — …", "no, not that file", "That's the wrong router.", "That's the HTML
+# controller — wrong place"), or opening "No, use …" (not "No, that's fine").
 _TURNS_AWAY = re.compile(
-    r"^\W*(?:(?:no|nope|nah)\b[\W]*)?(?:"
-    r"not\s+(?:that|this|there|in\s+(?:that|this))\b"
-    r"|(?:that's\s+|that\s+is\s+)?(?:the\s+)?wrong\s+\w+)"
-    r"|^\W*(?:no|nope|nah)\b[\W]*(?:use|edit|change|look\s+(?:at|in)|it\s+(?:is|lives)\s+in"
+    r"\bnot\s+(?:that|this|there|in\s+(?:that|this))\b"
+    r"|\bwrong\s+(?:place|spot|file|one|module|router|controller|directory|folder|dir|package"
+    r"|class|component|repo|repository|service|endpoint|app|project|path|location)\b"
+    r"|^\W*(?:no|nope|nah)\b\W*(?:use|edit|change|look\s+(?:at|in)|it\s+(?:is|lives)\s+in"
     r"|it's\s+in)\b",
     re.IGNORECASE,
 )
+_FIRST_SENTENCE = re.compile(r"[^\n]*?(?:[.!?](?=\s)|\n|$)")
+
+
+def _turns_away(text: str) -> bool:
+    """Whether a user's turn turns the assistant away from what it just did."""
+    first = _FIRST_SENTENCE.match(text.lstrip())
+    return first is not None and _TURNS_AWAY.search(first.group(0)) is not None
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -656,7 +663,7 @@ def _turned_away(text: str, recent: Sequence[str]) -> tuple[str | None, str] | N
     it opens by turning it away and names a file the assistant did not just touch: the file
     away from is one just touched that the turn names, else the last one just touched (None
     when nothing was)."""
-    if _TURNS_AWAY.match(text) is None:
+    if not _turns_away(text):
         return None
     named = signals.paths_in(text)
     to = next((n for n in named if not any(_same_file(r, n) for r in recent)), None)
@@ -2126,10 +2133,15 @@ class CodeNamesState:
 
 
 def _names_added(
-    earlier: tuple[tuple[str, ...], tuple[str, ...]], defines: Sequence[str], imports: Sequence[str]
+    earlier: tuple[tuple[str, ...], tuple[str, ...]],
+    defines: Sequence[str],
+    imports: Sequence[str],
+    removes: Sequence[str] = (),
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A file's names with a later write's added (the later first, at most six of each)."""
-    return _distinct((*defines, *earlier[0]))[:6], _distinct((*imports, *earlier[1]))[:6]
+    """A file's names with a later write's added (the later first, at most six of each) and
+    those whose definition it took out gone."""
+    kept = [d for d in (*defines, *earlier[0]) if d not in removes]
+    return tuple(dict.fromkeys(kept))[:6], tuple(dict.fromkeys((*imports, *earlier[1])))[:6]
 
 
 class CodeNames(Section[CodeNamesState]):
@@ -2146,14 +2158,20 @@ class CodeNames(Section[CodeNamesState]):
 
     @staticmethod
     def _note(
-        state: CodeNamesState, path: str, defines: Sequence[str], imports: Sequence[str]
+        state: CodeNamesState,
+        path: str,
+        defines: Sequence[str],
+        imports: Sequence[str],
+        removes: Sequence[str] = (),
     ) -> None:
         earlier = state.files.pop(path, ((), ()))
-        state.files[path] = _names_added(earlier, defines, imports)
+        names = _names_added(earlier, defines, imports, removes)
+        if names[0] or names[1]:
+            state.files[path] = names
 
     def observe(self, state: CodeNamesState, event: Event, seq: int) -> None:
         if isinstance(event, CodeWritten):
-            self._note(state, event.path, event.defines, event.imports)
+            self._note(state, event.path, event.defines, event.imports, event.removes)
 
     def merge(self, earlier: CodeNamesState, later: CodeNamesState) -> CodeNamesState:
         merged = CodeNamesState(dict(earlier.files))
