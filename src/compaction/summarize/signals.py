@@ -245,7 +245,13 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
             found.append(clipped)
     # A line another one holds whole says nothing more (pytest's `E  assert 59 == 60` under
     # `FAILED t.py::test_x - assert 59 == 60`).
-    found = [f for f in found if not any(_DETAIL.sub("", f) in g for g in found if g != f)]
+    if len(found) > 1:
+        cores = [f[1:].lstrip() if _DETAIL.match(f) else f for f in found]
+        found = [
+            f
+            for f, core in zip(found, cores, strict=True)
+            if not any(core in g and g != f for g in found)
+        ]
     # The last exception line of a traceback is what a reader needs most.
     found.sort(key=lambda s: 0 if re.match(r"^[\w.]*(Error|Exception)\b", s) else 1)
     return found[:limit]
@@ -906,6 +912,12 @@ _LOCAL_IMPORT = re.compile(
     r"|^[ \t]*use[ \t]+(?:crate|super|self)::(?:\w+::)*(?:\{(?P<rs>[^}]*)\}|(?P<one>\w+));",
     re.MULTILINE,
 )
+#: Every text `code_names` finds a name in holds one of these (a substring search spares
+#: the patterns most edits).
+CODE_NAME_HINTS = (
+    "def ", "function", "class ", "fn ", "func ", "interface ", "struct ", "enum ", "trait ",
+    "const ", "let ", "var ", "import", "use ",
+)  # fmt: skip
 _IMPORTED_NAME = re.compile(r"(?:\btype[ \t]+)?([A-Za-z_]\w*)(?:[ \t]+as[ \t]+\w+)?")
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import json
 import re
 import shlex
@@ -1595,7 +1596,9 @@ def written_code(name: str, arguments: Mapping[str, object]) -> tuple[WrittenCod
     return (WrittenCode(paths[0], added, removed),) if added.strip() or removed.strip() else ()
 
 
+@functools.lru_cache(maxsize=512)
 def _puts_in(key: str) -> bool:
+    """Whether an argument named `key` holds what an edit puts in (not `old_string`)."""
     return not name_words(key) & _REPLACED_WORDS
 
 

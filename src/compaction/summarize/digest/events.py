@@ -475,6 +475,8 @@ def _call_events(call: ToolCallPart, question: str | None = None) -> Iterator[Ev
 @text_cache()
 def _code_written(name: str, arguments: str) -> tuple[CodeWritten, ...]:
     """The names in the code a call wrote, per file (read once per distinct call)."""
+    if not any(hint in arguments for hint in signals.CODE_NAME_HINTS):
+        return ()  # no definition nor import in any of its text
     parsed = ToolCallPart("", name, arguments).parsed_arguments() or {}
     found = []
     for path, added, removed in tools.written_code(name, parsed):

@@ -540,7 +540,7 @@ class Values(Section[ValuesState]):
         """Whether `sentence` measures something new in the kind of unit of the value under
         `key`, and no other value of the state is measured in that kind."""
         record = state.values[key]
-        unit = _unit(record.value) if record.value else ""
+        unit = _unit(record.value) if record.value and signals.has_digit(sentence) else ""
         if not unit or len(_kind(unit)) == 1:
             return False
         held = {_norm(v) for v in (record.value, *record.earlier)}
