@@ -29,6 +29,7 @@ from compaction.summarize.digest import (
     summary_message,
     was_shrunk,
 )
+from compaction.summarize.digest.sections import Item
 
 _PROBES = 8
 # Renderings tried to fit a room, and how close under it is close enough.
@@ -48,10 +49,18 @@ class DigestRendering:
     measure: Callable[[Message], int]
     _full: Message | None = field(default=None, repr=False)
     _full_tokens: int = 0
+    # The ledger's items, built once: a fit renders the same ledger several times (its
+    # ledger is a snapshot, never changed after).
+    _items: list[list[Item]] | None = field(default=None, repr=False)
+
+    def _render(self, budget_chars: int | None = None) -> list[str]:
+        if self._items is None:
+            self._items = self.ledger.items()
+        return render(self.ledger, budget_chars, items=self._items)
 
     def full(self) -> Message:
         if self._full is None:
-            self._full = summary_message(render(self.ledger), self.count)
+            self._full = summary_message(self._render(), self.count)
             self._full_tokens = self.measure(self._full)
         return self._full
 
@@ -78,7 +87,7 @@ class DigestRendering:
         best: tuple[int, Message] | None = None
         message = full
         for _ in range(_TRIES):
-            lines = render(self.ledger, max(chars, 0))
+            lines = self._render(max(chars, 0))
             message = summary_message(lines, self.count, envelope=envelope, full=full.text)
             tokens = self.measure(message)
             if tokens <= budget:

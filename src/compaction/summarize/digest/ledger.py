@@ -153,7 +153,9 @@ def extract_ledger(messages: Iterable[Message], *, user_chars: int = 1200) -> Le
     return builder.snapshot()
 
 
-def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
+def render(
+    ledger: Ledger, budget_chars: int | None = None, *, items: list[list[Item]] | None = None
+) -> list[str]:
     """The ledger's sections as lines (each section a blank line, its heading, its items),
     holding at most `budget_chars` characters (None: everything, in full).
 
@@ -162,8 +164,9 @@ def render(ledger: Ledger, budget_chars: int | None = None) -> list[str]:
     room; then each lower tier the same way; last, forms that only add what an item repeats
     of others (`Item.padded`). At least one item is always kept: when the first
     in order does not fit, the first that does (a line shown beats a summary dropped for want
-    of room), and when none does, the first."""
-    per_section = ledger.items()
+    of room), and when none does, the first. `items`: the ledger's items, when the caller
+    renders the same ledger more than once (`Ledger.items`)."""
+    per_section = ledger.items() if items is None else items
     headings = [s.heading for s in ledger.sections]
     chosen: dict[tuple[int, int], int] = {}  # (section, item) → form index
     order = sorted(
