@@ -230,7 +230,9 @@ class Reader:
                     return
             if not message.tool_results and (turn := tools.harness_turn(text)) is not None:
                 # Written by the agent's harness, not the user (aider's reports of a command
-                # run, of files added, of a commit).
+                # run, of files added, of a commit): what it reports stands for any action
+                # the assistant's text was awaiting.
+                self._pending_actions, self._awaiting = [], False
                 yield from _harness_events(turn, text)
                 return
             if self._awaiting and not message.tool_results:
