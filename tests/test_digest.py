@@ -196,6 +196,21 @@ def test_code_the_assistant_wrote_names_what_it_defines_and_imports_from_the_pro
         ]
     )  # fmt: skip
     assert "stock_controller.ex:" not in rendered(reverted)
+    # Code written in the assistant's text: aider's SEARCH/REPLACE edits (what the REPLACE
+    # half adds), and SQL it hands over in its reply.
+    reply = (
+        "For the DBA ticket:\n\n```sql\nCREATE INDEX CONCURRENTLY ix_listings_title_trgm\n"
+        "    ON listings USING gin (title gin_trgm_ops);\n```\n\n"
+        "app/search.py\n```python\n<<<<<<< SEARCH\ndef search(q):\n=======\n"
+        "def search_trigram(q):\n>>>>>>> REPLACE\n```\n"
+    )
+    texted = rendered(extract_ledger([say("user", "Use trigrams."), say("assistant", reply)]))
+    assert "- app/search.py: defines search_trigram" in texted
+    assert "defines ix_listings_title_trgm" in texted
+    # What it wrote in a file the user then turned it away from is not the work's.
+    away = say("user", "That's the wrong file — app/search.py is frozen. Use app/v2/search.py.")
+    turned = rendered(extract_ledger([say("user", "Use trigrams."), say("assistant", reply), away]))
+    assert "app/search.py: defines" not in turned and "ix_listings_title_trgm" in turned
 
 
 def test_the_turns_aiders_harness_writes_are_commands_files_and_commits_not_the_users_words() -> (

@@ -900,7 +900,11 @@ _DEFINITION = re.compile(
     r"(?:async[ \t]+)?(?:(?:def|function\*?|class|fn|func|interface|struct|enum|trait)[ \t]+"
     r"(?:\([^)\n]*\)[ \t]*)?(?P<name>[A-Za-z_]\w*)"
     r"|(?:const|let|var)[ \t]+(?P<bound>[A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]*)?"
-    r"(?:\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|function\b))",
+    r"(?:\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|function\b)"
+    # SQL's objects: `CREATE INDEX CONCURRENTLY ix_…`, `CREATE TABLE IF NOT EXISTS …`.
+    r"|(?i:create[ \t]+(?:or[ \t]+replace[ \t]+)?(?:unique[ \t]+)?"
+    r"(?:index|table|view|materialized[ \t]+view|function|procedure|type|trigger)"
+    r"(?:[ \t]+concurrently)?(?:[ \t]+if[ \t]+not[ \t]+exists)?)[ \t]+(?P<sql>[A-Za-z_][\w.]*))",
     re.MULTILINE,
 )
 # What is imported from the project itself (a relative module): JS/TS named imports, Python's
@@ -916,7 +920,7 @@ _LOCAL_IMPORT = re.compile(
 #: the patterns most edits).
 CODE_NAME_HINTS = (
     "def ", "function", "class ", "fn ", "func ", "interface ", "struct ", "enum ", "trait ",
-    "const ", "let ", "var ", "import", "use ",
+    "const ", "let ", "var ", "import", "use ", "CREATE ", "create ",
 )  # fmt: skip
 _IMPORTED_NAME = re.compile(r"(?:\btype[ \t]+)?([A-Za-z_]\w*)(?:[ \t]+as[ \t]+\w+)?")
 
@@ -927,7 +931,7 @@ def code_names(code: str, limit: int = 6) -> tuple[tuple[str, ...], tuple[str, .
     each at most `limit`: what a reader of code someone wrote most often needs by name."""
     defined: dict[str, None] = {}
     for match in _DEFINITION.finditer(code):
-        name = match["name"] or match["bound"]
+        name = match["name"] or match["bound"] or match["sql"]
         if len(name) > 2:
             defined.setdefault(name)
     imported: dict[str, None] = {}

@@ -1935,6 +1935,52 @@ def _is_edit_block(body: str) -> bool:
     )
 
 
+#: Where code written in the assistant's reply, in no file, is filed.
+IN_REPLY = "(code in a reply)"
+
+
+def code_in_text(text: str) -> tuple[WrittenCode, ...]:
+    """Code the assistant wrote in its text: each SEARCH/REPLACE edit's halves by file, and
+    the code blocks of its reply that are neither an edit nor a command (SQL it hands over, a
+    snippet), under `IN_REPLY`."""
+    halves: dict[str, tuple[list[str], list[str]]] = {}
+    lines = text.splitlines()
+    current: str | None = None
+    index = 0
+    while index < len(lines):
+        if not _SEARCH_START.match(lines[index]):
+            index += 1
+            continue
+        current = _aider_filename(lines, index) or current
+        end = index + 1
+        search: list[str] = []
+        replace: list[str] = []
+        while end < len(lines) and not _DIVIDER.match(lines[end]):
+            search.append(lines[end])
+            end += 1
+        end += 1
+        while end < len(lines) and not _REPLACE_END.match(lines[end]):
+            replace.append(lines[end])
+            end += 1
+        if current:
+            added, removed = halves.setdefault(current, ([], []))
+            added.extend(replace)
+            removed.extend(search)
+        index = end + 1
+    found = [WrittenCode(p, "\n".join(a), "\n".join(r)) for p, (a, r) in halves.items()]
+    snippets = [
+        block.body
+        for block in _blocks(text)
+        if block.tag
+        and block.tag not in SHELL_FENCES
+        and block.tag not in _DIFF_FENCES
+        and not _is_edit_block(block.body)
+    ]
+    if snippets:
+        found.append(WrittenCode(IN_REPLY, "\n".join(snippets), ""))
+    return tuple(found)
+
+
 def _search_replace_files(text: str) -> Iterator[tuple[str, FileOp]]:
     lines = text.splitlines()
     current: str | None = None

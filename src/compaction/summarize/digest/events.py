@@ -310,6 +310,8 @@ class Reader:
             if observed is not None:
                 # The executor wrote the action's output into the same message (CrewAI).
                 yield from self._outcome(observed)
+            # The names its text's code defines (aider's edits, a snippet of its reply).
+            yield from _code_in_text(message.text)
 
     def after_summary(self, awaiting: Sequence[str] = (), asked: str | None = None) -> None:
         """A summary was read: the span it replaced may end on an action written in text,
@@ -480,8 +482,23 @@ def _code_written(name: str, arguments: str) -> tuple[CodeWritten, ...]:
     if not any(hint in arguments for hint in signals.CODE_NAME_HINTS):
         return ()  # no definition nor import in any of its text
     parsed = ToolCallPart("", name, arguments).parsed_arguments() or {}
+    return _code_names_of(tools.written_code(name, parsed))
+
+
+@text_cache()
+def _code_in_text(text: str) -> tuple[CodeWritten, ...]:
+    """The names in the code an assistant's text writes (edits, snippets of its reply)."""
+    if "```" not in text and "SEARCH" not in text:
+        return ()
+    if not any(hint in text for hint in signals.CODE_NAME_HINTS):
+        return ()
+    return _code_names_of(tools.code_in_text(text))
+
+
+def _code_names_of(written: Sequence[tools.WrittenCode]) -> tuple[CodeWritten, ...]:
+    """A `CodeWritten` per file of `written` that adds or takes out a name."""
     found = []
-    for path, added, removed in tools.written_code(name, parsed):
+    for path, added, removed in written:
         defines, imports = signals.code_names(added)
         defined, imported = signals.code_names(removed) if removed else ((), ())
         new = tuple(d for d in defines if d not in defined)

@@ -2130,6 +2130,8 @@ class IdentifiersState:
 class CodeNamesState:
     # path → (names defined, names imported), the file written last last.
     files: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    # The files written since the user last spoke (what a "wrong place" turns away from).
+    recent: list[str] = field(default_factory=list)
 
 
 def _names_added(
@@ -2150,7 +2152,7 @@ class CodeNames(Section[CodeNamesState]):
     what was done and said; before identifiers seen only in an output."""
 
     name = "code names"
-    events = (CodeWritten,)
+    events = (CodeWritten, UserSaid)
     heading = "## Names in the code written"
 
     def new(self) -> CodeNamesState:
@@ -2172,9 +2174,17 @@ class CodeNames(Section[CodeNamesState]):
     def observe(self, state: CodeNamesState, event: Event, seq: int) -> None:
         if isinstance(event, CodeWritten):
             self._note(state, event.path, event.defines, event.imports, event.removes)
+            state.recent.append(event.path)
+        elif isinstance(event, UserSaid):
+            # The user turned the assistant away from a file it just wrote: what it wrote
+            # there is not the work's (the files section says where the user pointed).
+            turned = _turned_away(event.text, state.recent)
+            if turned is not None and turned[0] in state.recent:
+                state.files.pop(turned[0], None)
+            state.recent = []
 
     def merge(self, earlier: CodeNamesState, later: CodeNamesState) -> CodeNamesState:
-        merged = CodeNamesState(dict(earlier.files))
+        merged = CodeNamesState(dict(earlier.files), list(later.recent or earlier.recent))
         for path, (defines, imports) in later.files.items():
             self._note(merged, path, defines, imports)
         return merged
