@@ -1944,29 +1944,10 @@ def code_in_text(text: str) -> tuple[WrittenCode, ...]:
     the code blocks of its reply that are neither an edit nor a command (SQL it hands over, a
     snippet), under `IN_REPLY`."""
     halves: dict[str, tuple[list[str], list[str]]] = {}
-    lines = text.splitlines()
-    current: str | None = None
-    index = 0
-    while index < len(lines):
-        if not _SEARCH_START.match(lines[index]):
-            index += 1
-            continue
-        current = _aider_filename(lines, index) or current
-        end = index + 1
-        search: list[str] = []
-        replace: list[str] = []
-        while end < len(lines) and not _DIVIDER.match(lines[end]):
-            search.append(lines[end])
-            end += 1
-        end += 1
-        while end < len(lines) and not _REPLACE_END.match(lines[end]):
-            replace.append(lines[end])
-            end += 1
-        if current:
-            added, removed = halves.setdefault(current, ([], []))
-            added.extend(replace)
-            removed.extend(search)
-        index = end + 1
+    for name, searched, replaced in _search_replace_edits(text):
+        added, removed = halves.setdefault(name, ([], []))
+        added.extend(replaced)
+        removed.extend(searched)
     found = [WrittenCode(p, "\n".join(a), "\n".join(r)) for p, (a, r) in halves.items()]
     snippets = [
         block.body
@@ -1982,6 +1963,13 @@ def code_in_text(text: str) -> tuple[WrittenCode, ...]:
 
 
 def _search_replace_files(text: str) -> Iterator[tuple[str, FileOp]]:
+    for name, search, _ in _search_replace_edits(text):
+        yield name, ("modified" if "".join(search).strip() else "created")
+
+
+def _search_replace_edits(text: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """Each SEARCH/REPLACE block of `text`: the file it edits (a block naming none edits the
+    file of the block before it), its SEARCH lines and its REPLACE lines."""
     lines = text.splitlines()
     current: str | None = None
     index = 0
@@ -1989,17 +1977,19 @@ def _search_replace_files(text: str) -> Iterator[tuple[str, FileOp]]:
         if not _SEARCH_START.match(lines[index]):
             index += 1
             continue
-        name = _aider_filename(lines, index) or current
+        current = _aider_filename(lines, index) or current
         end = index + 1
-        search: list[str] = []
+        searched: list[str] = []
+        replaced: list[str] = []
         while end < len(lines) and not _DIVIDER.match(lines[end]):
-            search.append(lines[end])
+            searched.append(lines[end])
             end += 1
+        end += 1
         while end < len(lines) and not _REPLACE_END.match(lines[end]):
+            replaced.append(lines[end])
             end += 1
-        if name:
-            current = name
-            yield name, ("modified" if "".join(search).strip() else "created")
+        if current:
+            yield current, searched, replaced
         index = end + 1
 
 
