@@ -427,11 +427,7 @@ _NEGATION = re.compile(
 def _negated(line: str, stale: str) -> bool:
     """Whether every mention of `stale` in `line` follows a negation within a word or two
     ("no `X`", "dropped the X"): the line says it is gone, not that it stands."""
-    lowered, at = line.casefold(), []
-    start = lowered.find(stale)
-    while start != -1:
-        at.append(start)
-        start = lowered.find(stale, start + 1)
+    at = [m.start() for m in re.finditer(re.escape(stale), line.casefold())]
     return bool(at) and all(_NEGATION.search(line[max(0, i - 40) : i]) for i in at)
 
 

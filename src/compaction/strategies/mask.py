@@ -49,6 +49,7 @@ from compaction.summarize.tools import (
     actions_in_text,
     harness_turn,
     react_step,
+    shell_call,
     todo_changes_in_reply,
 )
 
@@ -134,7 +135,7 @@ class MaskStrategy(BaseModel):
         part = message.parts[index]
         assert isinstance(part, TextPart)
         if action is None and (turn := harness_turn(part.text)) and turn.command:
-            action = "shell", json.dumps({"command": turn.command})  # the run its turn names
+            action = shell_call(turn.command)  # the run its turn names
         name, arguments = action if action is not None else (None, None)
         placeholder = _placeholder_text(
             part.text[start:], False, 0, name, arguments, handle_for(message), self.max_error_lines
@@ -226,7 +227,7 @@ def _text_action(work: Workspace, index: int) -> tuple[str, str] | None:
         return None
     for action in actions_in_text(before.text):
         if action.kind == "command" and action.command:
-            return "shell", json.dumps({"command": action.command})
+            return shell_call(action.command)
     return None
 
 

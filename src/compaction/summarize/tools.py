@@ -1513,6 +1513,12 @@ HARNESS_RECORDS: tuple[HarnessRecord, ...] = (
 )
 
 
+def shell_call(command: str) -> tuple[str, str]:
+    """(tool, arguments JSON) of a shell call running `command`: how an action written as
+    text, or reported by a harness, is read as a call."""
+    return "shell", json.dumps({"command": command})
+
+
 @dataclass(frozen=True)
 class HarnessTurn:
     """What one harness-written turn records (`HarnessRecord`): `output_at` is where the

@@ -10,7 +10,6 @@ model, count tokens or read a wire format; it must be deterministic.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -665,9 +664,9 @@ def _harness_events(turn: tools.HarnessTurn, text: str) -> Iterator[Event]:
     elif turn.kind == "run" and turn.command:
         for action in tools.command_actions(turn.command):
             yield from _action_events(action)
-        arguments = json.dumps({"command": turn.command})
+        name, arguments = tools.shell_call(turn.command)
         outcome, errors, tests = outcome_of_result(
-            "shell", arguments, text[turn.output_at :], is_error=turn.failed
+            name, arguments, text[turn.output_at :], is_error=turn.failed
         )
         yield CommandRan(signals.clip(turn.command, 200), outcome, errors, tests)
 

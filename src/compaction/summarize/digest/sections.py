@@ -688,7 +688,7 @@ def _described(text: str, files: Mapping[str, str], exclude: str) -> str | None:
     said = _named_words(text) - _path_words(exclude)
     scores: dict[str, int] = {}
     for path in files:
-        if not (path.endswith(exclude) or exclude.endswith(path)):
+        if not _same_file(path, exclude):
             scores[path] = len(_path_words(path) & said)
     best = max(scores.values(), default=0)
     fits = [path for path, score in scores.items() if score == best]
