@@ -1431,7 +1431,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # gcstory-style's, ohstory-style's, aiderstory-style's and ocstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
-                     "ocstory-style")  # fmt: skip
+                     "ocstory-style", "gsstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -4823,6 +4823,84 @@ def test_ocstory_style_speaks_opencodes_tools_and_moves_its_todo_list() -> None:
         assert list(last.values()).count("cancelled") == 1
         assert any(s[0] == "pending" and "in_progress" in s and s[-1] == "completed"
                    for s in seen.values())  # fmt: skip
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+_GOOSE_EDITOR_ARGS = {
+    "view": ({"command", "path"}, {"view_range"}),
+    "write": ({"command", "path", "file_text"}, set()),
+    "str_replace": ({"command", "path", "old_str", "new_str"}, set()),
+    "insert": ({"command", "path", "insert_line", "new_str"}, set()),
+    "undo_edit": ({"command", "path"}, set()),
+}
+
+
+def test_gsstory_style_speaks_gooses_tools_and_moves_its_todo_list() -> None:
+    for session in sessions("gsstory-style"):
+        messages = session.conversation.messages
+        assert messages[0].role == "system" and "called goose, created by Block" in messages[0].text
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        editor_commands, todo_lists, commands = set(), [], []
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = results[call.id].text
+                if call.name == "developer__shell":
+                    assert set(args) == {"command"}
+                    commands.append((args["command"], text))
+                elif call.name == "developer__text_editor":
+                    must, may = _GOOSE_EDITOR_ARGS[args["command"]]
+                    assert must <= set(args) <= must | may, sorted(args)
+                    assert args["path"].startswith("/Users/")
+                    editor_commands.add(args["command"])
+                    path = args["path"]
+                    if args["command"] == "write":
+                        assert text == f"Successfully wrote to {path}"
+                    elif args["command"] == "str_replace":
+                        assert args["old_str"] != args["new_str"]
+                        assert text.startswith(f"The file {path} has been edited, and the section "
+                                               "now reads:\n```ruby\n")  # fmt: skip
+                        assert text.endswith("Undo and edit the file again if necessary!\n")
+                    elif args["command"] == "insert":
+                        assert text.startswith(f"Text has been inserted at line "
+                                               f"{args['insert_line'] + 1} in {path}.")  # fmt: skip
+                    elif args["command"] == "undo_edit":
+                        assert text == "Undid the last edit"
+                else:
+                    assert call.name == "todo__todo_write" and set(args) == {"content"}
+                    assert text == f"Updated ({len(args['content'])} chars)"
+                    todo_lists.append(re.findall(r"^- \[([ x])\] (.+)$", args["content"], re.M))
+        assert editor_commands == set(_GOOSE_EDITOR_ARGS)
+        # The wrong file is edited, then undone; rspec and RuboCop print as they do.
+        outputs = "\n".join(text for _, text in commands)
+        assert re.search(r"syntax error, unexpected `end', expecting end-of-input", outputs)
+        assert "1 error occurred outside of examples" in outputs
+        assert re.search(r"^\S+:\d+:\d+: C: \[Correctable\] Style/GuardClause: ", outputs, re.M)
+        runs = [text for command, text in commands if command.startswith("bundle exec rspec")]
+        summaries = [re.findall(r"^(\d+) examples, (\d+) failures?", r, re.M)[0][1] for r in runs]
+        assert summaries == ["1", "0", "1"]
+        assert re.search(r"^rspec \./spec/\S+_spec\.rb:\d+ # ", runs[-1], re.M)
+        assert any(c.startswith("git rm app/") for c, _ in commands)
+        assert any(c.startswith("git log --oneline -S ") for c, _ in commands)
+        # The to-do list moves along: items get checked, one is dropped, one added later and
+        # still open at the end.
+        first = {item for _, item in todo_lists[0]}
+        last = {item: box for box, item in todo_lists[-1]}
+        assert all(box == " " for box, _ in todo_lists[0])
+        assert [item for item in last if item.endswith("(dropped)")] == [
+            f"~~{item}~~ (dropped)" for item in first if item.startswith("Backfill")
+        ]
+        added = [item for item in last if item not in first and "~~" not in item]
+        assert len(added) == 2 and all(last[item] == " " for item in added)
+        assert sum(box == "x" for box in last.values()) >= 4
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

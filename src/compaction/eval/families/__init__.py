@@ -19,6 +19,7 @@ from compaction.eval.families import (
     codeact,
     cxstory,
     gcstory,
+    gsstory,
     ocstory,
     ohstory,
 )
@@ -118,6 +119,8 @@ FAMILIES[ohstory.FAMILY] = ohstory.write
 FAMILIES[aiderstory.FAMILY] = aiderstory.write
 # Written with a story of its own, not `tell`: OpenCode's native tools on a Phoenix service.
 FAMILIES[ocstory.FAMILY] = ocstory.write
+# Written with a story of its own, not `tell`: goose's developer tools on a Rails service.
+FAMILIES[gsstory.FAMILY] = gsstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
