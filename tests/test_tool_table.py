@@ -712,6 +712,10 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
         (file("/w/src/A.kt", "read"),),
     ),
     ("goose", "todo__write", {"content": CHECKLIST}, (CHECKLIST_TODOS,)),
+    # goose's todo platform extension (crates/goose/src/agents/platform_extensions/todo.rs):
+    # `todo_write` under the extension `todo`, the whole checklist each time.
+    ("goose", "todo__todo_write", {"content": CHECKLIST}, (CHECKLIST_TODOS,)),
+    ("goose", "todo__todo_read", {}, ()),
 ]
 
 
@@ -1311,6 +1315,31 @@ def test_a_checklist_written_to_a_plan_file_is_the_to_do_list() -> None:
     assert actions_of_call("fsWrite", {"path": "src/task_runner.py", "text": plan}) == (
         file("src/task_runner.py", "written"),
     )
+
+
+def test_a_struck_checklist_item_is_dropped_whatever_its_box_says() -> None:
+    # `- [x] ~~Backfill~~ (dropped)`: struck through, or closed by words saying it will not be
+    # done, the item is cancelled, named without its markup.
+    listed = "- [x] Persist state\n- [x] ~~Backfill last week~~ (dropped)\n- [ ] ~~Old alert~~\n"
+    listed += "- [ ] Purge spec (dropped)\n- [ ] Alert on growth — in progress\n"
+    assert tools.checklist(listed) == (
+        Todo("Persist state", "completed"),
+        Todo("Backfill last week", "cancelled"),
+        Todo("Old alert", "cancelled"),
+        Todo("Purge spec", "cancelled"),
+        Todo("Alert on growth", "in_progress"),
+    )
+
+
+def test_an_unknown_to_do_tool_writing_a_checklist_states_the_list() -> None:
+    # A tool the table does not know, named for to-dos or a plan, whose text argument is a
+    # checklist: the whole list, whatever the argument is called.
+    assert actions_of_call("notes__checklist_save", {"markdown": CHECKLIST}) == (CHECKLIST_TODOS,)
+    assert actions_of_call("planner_update", {"body": "## Plan\n" + CHECKLIST}) == (
+        CHECKLIST_TODOS,
+    )
+    # The same text under a tool named for anything else is not a to-do list.
+    assert actions_of_call("notes__save", {"markdown": CHECKLIST}) == ()
 
 
 def test_an_unknown_tool_setting_a_tasks_status_changes_that_to_do() -> None:

@@ -506,8 +506,16 @@ TOOLS: tuple[ToolMeaning, ...] = (
         subcommand_key="command",
         subcommand_ops=_GOOSE_EDITOR_OPS,
     ),
-    ToolMeaning(("todo__write",), "todos", _GOOSE, todos_key="content", todo_shape=_CHECKLIST),
-    _none(("todo__read",), _GOOSE),
+    # Its todo platform extension (crates/goose/src/agents/platform_extensions/todo.rs)
+    # names the same tool `todo_write`: `todo__todo_write`.
+    ToolMeaning(
+        ("todo__write", "todo__todo_write"),
+        "todos",
+        _GOOSE,
+        todos_key="content",
+        todo_shape=_CHECKLIST,
+    ),
+    _none(("todo__read", "todo__todo_read"), _GOOSE),
     # --- Gemini CLI (packages/core/src/tools/definitions/base-declarations.ts)
     _command("run_shell_command", _GEMINI, "command"),
     _file("write_file", ("gemini-cli", "mcp-filesystem"), "written", "file_path", "path"),
@@ -1075,8 +1083,28 @@ def checklist(text: str) -> tuple[Todo, ...]:
     for line in text.splitlines():
         match = _CHECK_ITEM.match(line)
         if match:
-            todos.append(Todo(match.group(2), _CHECK_STATUS[match.group(1)]))
+            todos.append(_item(match.group(2), _CHECK_STATUS[match.group(1)]))
     return tuple(todos)
+
+
+def _item(words: str, status: TodoStatus) -> Todo:
+    """An item of a written list, its state as its mark or box gives it (`status`) unless
+    its words say otherwise: struck through (`~~Backfill~~`) it is dropped; closing words
+    (`(dropped)`, `— in progress`) state it."""
+    state = _ITEM_STATE.search(words)
+    if state is not None:
+        word = (state.group(1) or state.group(2)).lower()
+        status = _stated(word)
+        words = words[: state.start()]
+    struck = _STRUCK.match(words.strip())
+    if struck is not None:
+        return Todo(struck.group(1).strip(), "cancelled")
+    return Todo(words.strip(), status)
+
+
+def _stated(word: str) -> TodoStatus:
+    """The state a list item's own word names (`dropped`, `in progress`, `done`)."""
+    return "cancelled" if word == "dropped" else _status(word.replace(" ", "_"))
 
 
 # --- fallback for tools the table does not know --------------------------------------------
@@ -1232,6 +1260,14 @@ def _fallback_actions(name: str, arguments: Mapping[str, object]) -> Iterator[Ac
         if todos:
             yield Action("todos", todos=todos)
             return
+    if words & _CHECKLIST_TOOL_WORDS:
+        # A tool named for to-dos or a plan writing a checklist, under any argument name.
+        todos = next(
+            (t for v in arguments.values() if isinstance(v, str) and (t := checklist(v))), ()
+        )
+        if todos:
+            yield Action("todos", todos=todos)
+            return
     changed = tuple(_listed_todo_changes(words, arguments))
     if changed:
         yield Action("todo", todos=changed)
@@ -1282,6 +1318,7 @@ def _listed_todo_changes(words: set[str], arguments: Mapping[str, object]) -> It
 
 
 _TODO_LIST_WORDS = frozenset({"todo", "todos", "task", "tasks", "checklist"})
+_CHECKLIST_TOOL_WORDS = _TODO_LIST_WORDS | {"plan", "planner"}
 #: Words of a tool's name that say it speaks to the user, and where its words are.
 _MESSAGE_WORDS = frozenset({"message", "respond", "reply"})
 _MESSAGE_FORMS = ("message", "text", "content", "response")
@@ -2363,11 +2400,7 @@ def _marked_item(line: str) -> Todo | None:
     marked = _MARKED_ITEM.match(line)
     if marked is None:
         return None
-    words = marked.group(2)
-    struck = _STRUCK.match(words)
-    if struck is not None:
-        return Todo(struck.group(1), "cancelled")
-    return Todo(words, _MARKS[marked.group(1)])
+    return _item(marked.group(2), _MARKS[marked.group(1)])
 
 
 _PLAN_WORDS = (
@@ -2403,16 +2436,10 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
                     break
                 continue
             box, stated, words = item.groups()
-            state = _ITEM_STATE.search(words)
-            status: TodoStatus = _CHECK_STATUS.get(box, "pending") if box else "pending"
             if stated is not None:
-                word = stated.lower()
-                status = "cancelled" if word == "dropped" else _status(word.replace(" ", "_"))
-            elif state is not None:
-                word = (state.group(1) or state.group(2)).lower()
-                status = "cancelled" if word == "dropped" else _status(word.replace(" ", "_"))
-                words = words[: state.start()]
-            items.append(Todo(words.strip(), status))
+                items.append(Todo(words.strip(), _stated(stated.lower())))
+            else:
+                items.append(_item(words, _CHECK_STATUS.get(box, "pending") if box else "pending"))
         if len(items) >= 2 or (items and listed):
             found = tuple(items)
     return found
