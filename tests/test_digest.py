@@ -1129,6 +1129,30 @@ def test_a_change_naming_neither_value_nor_setting_in_the_same_kind_of_unit_unse
     assert "- batch size: 64" in text  # a count is no duration
 
 
+def test_make_that_a_new_count_unsettles_the_one_count_the_user_set() -> None:
+    # "Thinking about it more: make that 21 tries.": the attempts, set as a count, were stated
+    # as current; the change names neither setting nor old value, and tries are no duration.
+    ledger = extract_ledger(
+        [
+            say("user", "Bump the max attempts to 18 attempts. Set the flush interval to 750 ms."),
+            say("user", "Thinking about it more: make that 21 tries. Partners deploy on weekends."),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- max attempts: 18 attempts" not in text
+    assert "max attempts: unsettled" in text and "make that 21 tries" in text
+    assert "- flush interval: 750 ms" in text  # a duration is no count
+    # With two counts set, which one "that" is cannot be told: neither is touched.
+    two = extract_ledger(
+        [
+            say("user", "Bump the max attempts to 18 attempts. Set the pool size to 20 workers."),
+            say("user", "Thinking about it more: make that 21 tries."),
+        ]
+    )
+    assert "- max attempts: 18 attempts" in rendered(two)
+    assert "- pool size: 20 workers" in rendered(two)
+
+
 def test_the_answer_to_a_user_question_is_kept_verbatim() -> None:
     ledger = extract_ledger(
         [

@@ -340,7 +340,7 @@ class UserWords(Section[UserWordsState]):
 # -- values the user set -------------------------------------------------------------------
 
 _CHANGE_CUE = signals.cue(
-    r"\b(?:instead\s+of|rather\s+than|change|changed|switch|make\s+it|bump|no\s+longer|"
+    r"\b(?:instead\s+of|rather\s+than|change|changed|switch|make\s+(?:it|that)|bump|no\s+longer|"
     r"actually|not\s+\S+\s+but|from\s+\S+(?:\s+\S+)?\s+to|increase|decrease|raise|lower|set|"
     r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
     r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|isn't\s+right|"
@@ -377,6 +377,8 @@ def _norm(value: str) -> str:
 
 # A number with its unit: `20 connections`, `1500ms`, `2.5 GiB`.
 _MEASURE = re.compile(r"\b(\d[\d.,]*)\s*([A-Za-z%]{1,14})\b")
+# What "make that" or "make it" turns the value last spoken of to: "make that 21 tries".
+_MADE_COUNT = re.compile(r"\bmake\s+(?:that|it)\s+(\d[\d.,]*\s*[A-Za-z%]{1,14})\b", re.IGNORECASE)
 
 
 def _singular(unit: str) -> str:
@@ -538,16 +540,26 @@ class Values(Section[ValuesState]):
     @staticmethod
     def _only_of_kind(state: ValuesState, key: str, sentence: str) -> bool:
         """Whether `sentence` measures something new in the kind of unit of the value under
-        `key`, and no other value of the state is measured in that kind."""
+        `key`, and no other value of the state is measured in that kind. A count (a unit of
+        no known kind: `18 attempts`) is another count only as what "make that" or "make it"
+        turns to ("make that 21 tries")."""
         record = state.values[key]
         unit = _unit(record.value) if record.value and signals.has_digit(sentence) else ""
-        if not unit or len(_kind(unit)) == 1:
+        if not unit:
             return False
         held = {_norm(v) for v in (record.value, *record.earlier)}
-        if not [v for v in _measures_of_kind(sentence, unit) if _norm(v) not in held]:
-            return False
-        return not any(
-            other != key and r.value and _unit(r.value) in _kind(unit)
+        if len(_kind(unit)) > 1:
+            new = [v for v in _measures_of_kind(sentence, unit) if _norm(v) not in held]
+            alike = _kind(unit)
+        else:
+            made = _MADE_COUNT.search(sentence)
+            new = [made[1]] if made and len(_kind(_unit(made[1]))) == 1 else []
+            new = [v for v in new if _norm(v) not in held]
+            alike = frozenset(
+                u for r in state.values.values() if len(_kind(u := _unit(r.value))) == 1
+            )
+        return bool(new) and not any(
+            other != key and r.value and _unit(r.value) in alike
             for other, r in state.values.items()
         )
 
