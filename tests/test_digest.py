@@ -124,6 +124,11 @@ def test_a_file_the_user_turns_the_assistant_away_from_says_where_it_was_sent() 
     ]  # fmt: skip
     moved = rendered(extract_ledger(edits))
     assert "- app/api/v1/listings.py (modified; the user pointed to app/api/v2/listings.py" in moved
+    # Summarised between the edit and the turn, the file the turn names among those the
+    # summary lists is the one turned away from, not where it points.
+    resumed_edit = summary_message(render(extract_ledger(edits[:5])), 5)
+    again = rendered(extract_ledger([resumed_edit, *edits[5:]]))
+    assert "- app/api/v1/listings.py (modified; the user pointed to app/api/v2/listings.py" in again
     assert "- app/core/config.py (modified)\n" in moved
     # Said later in the first sentence ("— wrong place"); and not a wrong value or status.
     elsewhere = [
@@ -1910,6 +1915,52 @@ def test_a_decision_added_beside_one_does_not_replace_it() -> None:
     decisions = ledger.state("decisions").decisions
     assert decisions[0].text == decided
     assert all(not d.superseded_by for d in decisions)
+
+
+def test_what_a_decision_goes_on_to_say_in_its_own_message_does_not_replace_it() -> None:
+    # "Then switching to a `fanout_attempts` table: … No `retry_on`. After the last attempt
+    # the delivery moves to `fanout_dead_letters`.": the last sentence shares the decision's
+    # words and decides nothing; it goes on with the decision, it does not revise it.
+    decided = (
+        "Then switching to a `fanout_attempts` table: every POST writes one row per delivery "
+        "attempt, and `RedeliverJob` schedules the next attempt itself. No `retry_on`."
+    )
+    ledger = extract_ledger(
+        [
+            say("assistant", "A failed delivery enqueues a job with `retry_on` doing the backoff."),
+            say(
+                "assistant",
+                f"{decided} After the last attempt the delivery moves to `dead_letters`.",
+            ),
+        ]
+    )
+    standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
+    assert any(t.startswith("Then switching to a `fanout_attempts` table") for t in standing)
+    assert "superseded (by: After the last attempt" not in rendered(ledger)
+
+
+def test_a_name_ruled_out_later_is_not_the_latest_word_on_its_subject() -> None:
+    # "First design: add a `next_retry_at` column …", later "No `retry_on`, no
+    # `next_retry_at`.": the first design's sentence is no longer what stands on its subject.
+    first = (
+        "Endpoints sign each body under the signature header; I'll keep that header on every "
+        "retry. First design: add a `next_retry_at` column to `webhook_deliveries` and a rake "
+        "task that polls for due rows every minute and redelivers them."
+    )
+    ledger = extract_ledger(
+        [
+            say("assistant", first),
+            say("user", "Scrap the polling rake task, nothing would ever call it."),
+            say(
+                "assistant",
+                "Switching to a `fanout_attempts` table instead. "
+                "No `retry_on`, no `next_retry_at`.",
+            ),
+        ]
+    )
+    latest = [t.latest for t in ledger.state("subjects").threads]
+    assert any("I'll keep that header on every retry." in t for t in latest)
+    assert not any("First design: add a `next_retry_at` column" in t for t in latest)
 
 
 def test_the_latest_word_on_a_subject_the_assistant_came_back_to_is_kept_without_cues() -> None:

@@ -1227,6 +1227,25 @@ def named_values(sentence: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v.lower() for v in found if len(v) >= 4))  # not "e.g"
 
 
+# Code named right after a word ruling it out: "no `retry_on`", "without the `X` job",
+# "dropped `X`", "instead of `X`".
+_RULED_OUT = re.compile(
+    r"\b(?:no|not|never|without|no\s+longer\s+\w+|instead\s+of|rather\s+than|"
+    r"drop(?:s|ped|ping)?|remov(?:e|es|ed|ing)|scrap(?:s|ped|ping)?|replac(?:e|es|ed|ing))\s+"
+    r"(?:(?:the|a|an|any|its|that|this)\s+)?`([^`\n]{4,80})`",
+    re.IGNORECASE,
+)
+
+
+@text_cache()
+def ruled_out(sentence: str) -> tuple[str, ...]:
+    """The code a sentence rules out by name, lowercased ("No `retry_on`, no
+    `next_retry_at`." → `retry_on`, `next_retry_at`)."""
+    if "`" not in sentence:
+        return ()
+    return tuple(dict.fromkeys(m.lower() for m in _RULED_OUT.findall(sentence)))
+
+
 def mentions(text: str, value: str) -> bool:
     """Whether `text` (lowercased) names `value` as a whole word."""
     return re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", text) is not None

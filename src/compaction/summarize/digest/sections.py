@@ -670,11 +670,13 @@ def _same_file(a: str, b: str) -> bool:
     return a.endswith(b) or b.endswith(a)
 
 
-def _turned_away(text: str, recent: Sequence[str]) -> tuple[str | None, str] | None:
+def _turned_away(
+    text: str, recent: Sequence[str], *, last: bool = True
+) -> tuple[str | None, str] | None:
     """(the file a user's turn turns the assistant away from, the path it points to), if
     it opens by turning it away and names a file the assistant did not just touch: the file
-    away from is one just touched that the turn names, else the last one just touched (None
-    when nothing was)."""
+    away from is one just touched that the turn names, else (`last`) the last one just
+    touched (None when nothing was)."""
     if not _turns_away(text):
         return None
     named = signals.paths_in(text)
@@ -682,7 +684,7 @@ def _turned_away(text: str, recent: Sequence[str]) -> tuple[str | None, str] | N
     if to is None:
         return None
     away = next((r for r in recent if any(_same_file(r, n) for n in named)), None)
-    return (away or (recent[-1] if recent else None)), to
+    return (away or (recent[-1] if recent and last else None)), to
 
 
 _PATH_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -765,9 +767,12 @@ class Files(Section[FilesState]):
     def beside(self, state: FilesState, event: Event) -> None:
         if isinstance(event, UserSaid):
             state.named |= _named_words(event.text)
-            # A file just touched, or, resumed from a summary, the one the user's words
-            # describe.
+            # A file just touched, or, resumed from a summary, one the summary lists that the
+            # turn names, else the one the user's words describe.
             turned = _turned_away(event.text, state.recent)
+            if state.resumed and not state.recent:
+                listed = _turned_away(event.text, list(state.files), last=False)
+                turned = listed if listed and listed[0] else turned
             if turned is not None:
                 away, to = turned
                 if away is None and state.resumed:
@@ -1383,6 +1388,7 @@ class Decisions(Section[DecisionsState]):
         skip = False
         uncued: list[str] = []  # this message's sentences before its decision, cued as nothing
         said: list[str] = []  # and what a revisit states: those, and what is said done
+        decided: set[str] = set()  # this message's decisions: what follows goes on with them
         for n, (sentence, todo, done, decision, _note) in enumerate(found):
             if skip:
                 skip = False
@@ -1414,8 +1420,9 @@ class Decisions(Section[DecisionsState]):
                     d.superseded_by = text
             uncued, said = [], []
             self._add(state, text, reversal=reversal)
+            decided.add(text)
         if uncued:
-            self._revisit(state, uncued, statement=said)
+            self._revisit(state, uncued, frozenset(decided), statement=said)
 
     def _revisit(
         self,
@@ -2028,6 +2035,7 @@ class Subjects(Section[SubjectsState]):
             for statement, words in _statements(event.text):
                 if not announces(statement, event.acts):
                     self._drop_replaced_figures(state, statement)
+                    self._drop_ruled_out(state, statement)
                     self._follow(state, statement, seq, words=words)
 
     @staticmethod
@@ -2065,10 +2073,27 @@ class Subjects(Section[SubjectsState]):
                 replaced = partial(_replaces_figure, statement)
                 state.revise(index, _without_sentences(thread.latest, replaced))
 
+    @staticmethod
+    def _drop_ruled_out(state: SubjectsState, statement: str) -> None:
+        """Take out of the subjects' latest words the sentences naming code `statement` rules
+        out ("No `retry_on`, no `next_retry_at`."), but those ruling it out too."""
+        gone = signals.ruled_out(statement)
+        if not gone:
+            return
+
+        def stands_on(sentence: str) -> bool:
+            lowered = sentence.lower()
+            named = [g for g in gone if signals.mentions(lowered, g)]
+            return bool(named) and not set(named) <= set(signals.ruled_out(sentence))
+
+        for index in range(len(state.threads) - 1, -1, -1):
+            state.revise(index, _without_sentences(state.threads[index].latest, stands_on))
+
     def merge(self, earlier: SubjectsState, later: SubjectsState) -> SubjectsState:
         merged = SubjectsState(list(earlier.threads), dict(earlier.named))
         for thread in later.threads:
             self._drop_replaced_figures(merged, thread.latest)
+            self._drop_ruled_out(merged, thread.latest)
             self._follow(merged, thread.latest, thread.seq, thread.said, thread.words)
         return merged
 
