@@ -1937,6 +1937,23 @@ def test_what_a_decision_goes_on_to_say_in_its_own_message_does_not_replace_it()
     standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
     assert any(t.startswith("Then switching to a `fanout_attempts` table") for t in standing)
     assert "superseded (by: After the last attempt" not in rendered(ledger)
+    # What follows a reversal in its message is what replaces the plan: it stands too.
+    dropping = extract_ledger(
+        [
+            say(
+                "assistant", "Hashing goes through a crossbeam-channel worker pool in src/pool.rs."
+            ),
+            say(
+                "assistant",
+                "I'm dropping the crossbeam-channel worker pool. Re-sorting its output would "
+                "mean buffering every row anyway. Instead: hash each chunk of the sorted paths "
+                "on a std::thread::scope thread, so the output keeps its order and no worker "
+                "pool is needed.",
+            ),
+        ]
+    )
+    standing = [d.text for d in dropping.state("decisions").decisions if not d.superseded_by]
+    assert any("std::thread::scope thread" in t for t in standing)
 
 
 def test_a_name_ruled_out_later_is_not_the_latest_word_on_its_subject() -> None:

@@ -1422,7 +1422,7 @@ class Decisions(Section[DecisionsState]):
             self._add(state, text, reversal=reversal)
             decided.add(text)
         if uncued:
-            self._revisit(state, uncued, frozenset(decided), statement=said)
+            self._revisit(state, uncued, statement=said, own=frozenset(decided))
 
     def _revisit(
         self,
@@ -1431,13 +1431,16 @@ class Decisions(Section[DecisionsState]):
         skip: frozenset[str] = frozenset(),
         *,
         statement: Sequence[str] = (),
+        own: frozenset[str] = frozenset(),
     ) -> None:
         """A message that speaks of a decision again and decides nothing, with no cue
         ("Rethinking X: …, so the jobs get Y now"): its word on it is the latest, and stands
         as a decision of its own (which a later reversal can replace in turn); a remark on
         how a decision goes ("X is in place") is not. Decisions in `skip` are not revised.
         `statement`: the sentences it stands as, where more than `uncued` (a sentence a cue
-        misreads as done: "Replacing it with a fixed pool")."""
+        misreads as done: "Replacing it with a fixed pool"). `own`: the decisions of the same
+        message, which what follows them goes on with and does not revise ("Switching to X.
+        After the last attempt …"; "I'm dropping X. Instead: Y")."""
         spoken_of = self._spoken_of(state, uncued, skip)
         if not spoken_of:
             return
@@ -1451,7 +1454,8 @@ class Decisions(Section[DecisionsState]):
             return  # a setting given a figure ("Set the pool to 12 …"): the values' news
         text = signals.clip(said, 300)
         for d in spoken_of:
-            d.superseded_by = text
+            if d.text not in own:
+                d.superseded_by = text
         self._add(state, text, reversal=False)
 
     def settle(self, state: DecisionsState, later: Mapping[str, Any]) -> None:
