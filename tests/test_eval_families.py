@@ -1428,10 +1428,11 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
-        # gcstory-style's, ohstory-style's, aiderstory-style's and ocstory-style's.
+        # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's
+        # and roostory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
-                     "ocstory-style", "gsstory-style")  # fmt: skip
+                     "ocstory-style", "gsstory-style", "roostory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -2778,9 +2779,10 @@ def test_roo_style_speaks_roos_native_tools() -> None:
     }  # fmt: skip
     assert mine.get("list_files", {"path", "recursive"}) == {"path", "recursive"}
     # Names Cline (Roo's ancestor) and others use too carry other arguments there, but for
-    # `attempt_completion` {result}, which Roo kept from Cline as it was.
+    # `attempt_completion` {result}, which Roo kept from Cline as it was. (roostory-style is
+    # Roo Code too, in its own story.)
     for family in FAMILIES:
-        if family != "roo-style":
+        if family not in ("roo-style", "roostory-style"):
             theirs = _shapes(family)
             for name in set(mine) & set(theirs) - {"attempt_completion"}:
                 assert mine[name] != theirs[name], (family, name)
@@ -4906,6 +4908,132 @@ def test_gsstory_style_speaks_gooses_tools_and_moves_its_todo_list() -> None:
                   for v in (*f.probe, *f.stale)]  # fmt: skip
         assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
         assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+_ROOSTORY_ARGS = {
+    "read_file": {"files"},
+    "write_to_file": {"path", "content", "line_count"},
+    "apply_diff": {"path", "diff"},
+    "execute_command": {"command", "cwd"},
+    "search_files": {"path", "regex", "file_pattern"},
+    "list_files": {"path", "recursive"},
+    "update_todo_list": {"todos"},
+    "ask_followup_question": {"question", "follow_up"},
+    "attempt_completion": {"result"},
+}
+_ROOSTORY_DENIED = "The user denied this operation and provided the following feedback"
+_ROOSTORY_RAN = re.compile(
+    r"Command executed in terminal  within working directory '(/home/[^']+)'\. "
+    r"(Command execution was not successful, inspect the cause and adjust as needed\.\n)?"
+    r"Exit code: (\d+)\nOutput:\n"
+)
+_ROOSTORY_BLOCK = re.compile(
+    r"<<<<<<< SEARCH\n:start_line:\d+\n-------\n(.*?)\n=======\n(.*?)\n>>>>>>> REPLACE", re.S
+)
+
+
+def test_roostory_style_speaks_roos_native_tools_and_moves_its_todo_list() -> None:
+    for session in sessions("roostory-style"):
+        messages = session.conversation.messages
+        assert messages[0].role == "system" and messages[0].text.startswith("You are Roo, ")
+        assert "Current Workspace Directory: /home/" in messages[0].text
+        assert '"💻 Code" mode (code)' in messages[0].text
+        # The user types once (the task); after that they speak through tool results only.
+        users = [m for m in messages if m.role == "user"]
+        assert len(users) == 1 and users[0].text.startswith("<task>\n")
+        assert "<environment_details>" in users[0].text and "<slug>code</slug>" in users[0].text
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        used, todo_lists, commands, denied = set(), [], [], []
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = results[call.id].text
+                assert set(args) == _ROOSTORY_ARGS[call.name], (call.name, sorted(args))
+                used.add(call.name)
+                if "path" in args:
+                    assert not args["path"].startswith("/"), args["path"]
+                if text.startswith("{") and '"status":"denied"' in text:
+                    assert json.loads(text)["message"] == _ROOSTORY_DENIED
+                    denied.append((call.name, args))
+                    continue
+                if call.name == "read_file":
+                    assert all(set(f) == {"path"} for f in args["files"])
+                    for part, f in zip(text.split("\n\n---\n\n"), args["files"], strict=True):
+                        head, lines, body = part.split("\n", 2)
+                        assert head == f"File: {f['path']}"
+                        n = int(re.fullmatch(r"Lines 1-(\d+):", lines).group(1))
+                        assert body.endswith("\n") and len(body.split("\n")) == n + 1
+                        assert re.match(r" ?1 \| ", body)
+                elif call.name == "write_to_file":
+                    assert args["line_count"] == len(args["content"].split("\n"))
+                    assert json.loads(text) == {"path": args["path"], "operation": "created",
+                                                "notice": json.loads(text)["notice"]}  # fmt: skip
+                elif call.name == "apply_diff":
+                    blocks = _ROOSTORY_BLOCK.findall(args["diff"])
+                    assert blocks and all(old != new for old, new in blocks)
+                    result, _, notice = text.partition("\n<notice>")
+                    assert json.loads(result)["operation"] == "modified"
+                    assert bool(notice) == (len(blocks) == 1)
+                elif call.name == "execute_command":
+                    assert args["cwd"] is None
+                    ran = _ROOSTORY_RAN.match(text)
+                    assert ran, text[:200]
+                    assert bool(ran.group(2)) == (ran.group(3) != "0")
+                    commands.append((args["command"], text[ran.end() :], int(ran.group(3))))
+                elif call.name == "search_files":
+                    assert re.match(r"Found (1 result|\d+ results)\.\n\n# \S+\n", text)
+                    assert all(re.fullmatch(r" *\d+ \| .*|----|# \S+|", line)
+                               for line in text.split("\n")[1:])  # fmt: skip
+                elif call.name == "list_files":
+                    assert args["recursive"] is False
+                elif call.name == "update_todo_list":
+                    assert text == "Todo list updated successfully."
+                    lines = args["todos"].split("\n")
+                    assert all(re.fullmatch(r"\[[ x-]\] \S.*", line) for line in lines)
+                    todo_lists.append([(line[1], line[4:]) for line in lines])
+                elif call.name == "ask_followup_question":
+                    assert 2 <= len(args["follow_up"]) <= 4
+                    assert all(set(f) == {"text", "mode"} for f in args["follow_up"])
+                    assert re.fullmatch(r"<answer>\n.+\n</answer>", text, re.S)
+                else:
+                    assert text.startswith("The user has provided feedback on the results. ")
+                    assert re.search(r"\n<feedback>\n.+\n</feedback>\Z", text, re.S)
+        assert used == set(_ROOSTORY_ARGS)
+        # Two denials: the edit of the legacy notification, and a test run (the queue's delay).
+        assert [name for name, _ in denied] == ["apply_diff", "execute_command"]
+        assert "/Legacy/" in denied[0][1]["path"]
+        # Laravel's runner, Larastan and git print as they do.
+        outputs = "\n".join(out for _, out, _ in commands)
+        assert re.search(r"^   ParseError $", outputs, re.M)
+        assert "🪪  property.notFound" in outputs and " [OK] No errors" in outputs
+        runs = [(out, code) for c, out, code in commands if c.startswith("php artisan test")]
+        summaries = [re.findall(r"^  Tests:    (?:(\d+) failed, )?\d+ passed", out, re.M)
+                     for out, _ in runs]  # fmt: skip
+        assert summaries == [["1"], [], [""], ["1"]]
+        assert [code for _, code in runs] == [1, 1, 0, 1]
+        assert re.search(r"^   FAILED  Tests\\Feature\\Reminders\\\w+ > ", runs[-1][0], re.M)
+        assert any(c.startswith("git rm app/") for c, _, _ in commands)
+        assert any(c == "php artisan queue:failed" for c, _, _ in commands)
+        # The to-do list moves along: one item in progress, items checked, one removed at the
+        # user's word, one added later and still open; the last one in progress was pending.
+        first = {item: box for box, item in todo_lists[0]}
+        last = {item: box for box, item in todo_lists[-1]}
+        assert list(first.values()).count("-") == 1 and list(last.values()).count("-") == 1
+        [removed] = set(first) - set(last)
+        [added] = set(last) - set(first)
+        assert removed.startswith("Backfill") and last[added] == " "
+        [doing] = [item for item, box in last.items() if box == "-"]
+        assert first[doing] == " " and sum(box == "x" for box in last.values()) >= 4
+        # The values never stand inside each other, and the last message (the user's
+        # feedback) names no other fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "tool"
         final = messages[-1].text.casefold()
         for fact in session.facts:
             if fact.category != "last_message":
