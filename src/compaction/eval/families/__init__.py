@@ -22,6 +22,7 @@ from compaction.eval.families import (
     gsstory,
     ocstory,
     ohstory,
+    qstory,
 )
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.acr import AcrVoice
@@ -121,6 +122,8 @@ FAMILIES[aiderstory.FAMILY] = aiderstory.write
 FAMILIES[ocstory.FAMILY] = ocstory.write
 # Written with a story of its own, not `tell`: goose's developer tools on a Rails service.
 FAMILIES[gsstory.FAMILY] = gsstory.write
+# Written with a story of its own, not `tell`: Amazon Q CLI's tools on Terraform + a TS Lambda.
+FAMILIES[qstory.FAMILY] = qstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
