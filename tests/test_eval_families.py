@@ -716,10 +716,14 @@ def test_homegrown_style_speaks_its_teams_own_tools() -> None:
     assert mine["fs_remove"] == {"file"} and mine["code_search"] == {"needle", "under"}
     assert mine["fs_list"] == {"dir", "pattern"} and mine["plan_set"] == {"steps"}
     assert mine["notify_user"] == {"message"}
-    # The point of the family: no other family calls a tool of that name.
+    # The point of the family: no other family calls a tool of that name — except Amazon Q's
+    # real `fs_read` and `fs_write` (qstory-style), which share only the names, no argument.
+    real = {"qstory-style": {"fs_read", "fs_write"}}
     for family in FAMILIES:
         if family != "homegrown-style":
-            assert not set(mine) & set(_shapes(family)), family
+            theirs = _shapes(family)
+            assert set(mine) & set(theirs) <= real.get(family, set()), family
+            assert all(not mine[name] & theirs[name] for name in set(mine) & set(theirs))
 
 
 def test_homegrown_style_answers_in_its_json_envelope() -> None:
@@ -1428,11 +1432,12 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
     for family in FAMILIES:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
-        # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's
-        # and roostory-style's.
+        # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
+        # roostory-style's and qstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
-                     "ocstory-style", "gsstory-style", "roostory-style")  # fmt: skip
+                     "ocstory-style", "gsstory-style", "roostory-style",
+                     "qstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -5034,6 +5039,127 @@ def test_roostory_style_speaks_roos_native_tools_and_moves_its_todo_list() -> No
                   for v in (*f.probe, *f.stale)]  # fmt: skip
         assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
         assert messages[-1].role == "tool"
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+_Q_WRITE_ARGS = {
+    "create": {"command", "path", "file_text", "summary"},
+    "str_replace": {"command", "path", "old_str", "new_str", "summary"},
+    "insert": {"command", "path", "insert_line", "new_str", "summary"},
+    "append": {"command", "path", "new_str", "summary"},
+}
+_Q_READ_OPS = {
+    "Line": ({"mode", "path"}, {"start_line", "end_line"}),
+    "Directory": ({"mode", "path"}, {"depth"}),
+    "Search": ({"mode", "path", "pattern"}, {"context_lines"}),
+}
+_Q_TODO_ARGS = {
+    "create": {"command", "tasks", "todo_list_description"},
+    "complete": {"command", "completed_indices", "context_update", "modified_files", "current_id"},
+    "add": {"command", "new_tasks", "insert_indices", "current_id"},
+    "remove": {"command", "remove_indices", "current_id"},
+}
+
+
+def test_qstory_style_speaks_amazon_qs_tools_and_moves_its_todo_list() -> None:
+    for session in sessions("qstory-style"):
+        messages = session.conversation.messages
+        assert messages[0].role == "system" and "You are Amazon Q" in messages[0].text
+        # Q sends the context files first, acknowledged; every prompt carries the time.
+        assert messages[1].text.startswith("--- CONTEXT ENTRY BEGIN ---\n[/home/")
+        assert messages[2].text.startswith("I will fully incorporate this information")
+        for message in messages[3:]:
+            if message.role == "user":
+                assert re.match(r"--- CONTEXT ENTRY BEGIN ---\nCurrent time: \w+day, 2026-",
+                                message.text)  # fmt: skip
+                assert "--- CONTEXT ENTRY END ---\n\n--- USER MESSAGE BEGIN ---\n" in message.text
+                assert message.text.endswith("--- USER MESSAGE END ---")
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        commands, write_commands, modes, states = [], set(), set(), []
+        todo_commands, todo_id = [], None
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = results[call.id].text
+                if call.name in ("execute_bash", "use_aws"):
+                    if call.name == "execute_bash":
+                        assert set(args) == {"command", "summary"}
+                        commands.append((args["command"], json.loads(text)))
+                    else:
+                        assert set(args) == {"service_name", "operation_name", "parameters",
+                                             "region", "label"}  # fmt: skip
+                    assert list(json.loads(text)) == ["exit_status", "stdout", "stderr"]
+                    assert json.loads(text)["exit_status"].isdigit()
+                elif call.name == "fs_read":
+                    assert set(args) <= {"operations", "summary"} and args["operations"]
+                    for op in args["operations"]:
+                        must, may = _Q_READ_OPS[op["mode"]]
+                        assert must <= set(op) <= must | may, sorted(op)
+                        assert op["path"].startswith("/home/")
+                        modes.add(op["mode"])
+                    if len(args["operations"]) > 1:
+                        assert text.startswith("=== Operation 1 Result (Text) ===\n")
+                        assert "\n\n=== Operation 2 Result (Text) ===\n" in text
+                    elif args["operations"][0]["mode"] == "Directory":
+                        for line in text.splitlines():
+                            assert re.match(r"^[-d][rwx-]{9} \d+ \d+ \d+ \d+ [A-Z][a-z]{2} "
+                                            r"[ \d]\d \d\d:\d\d /home/", line), line  # fmt: skip
+                    elif args["operations"][0]["mode"] == "Search":
+                        found = json.loads(text)
+                        assert found and all(set(f) == {"line_number", "context"} for f in found)
+                        assert all(f"→ {f['line_number']}: " in f["context"] for f in found)
+                elif call.name == "fs_write":
+                    assert set(args) == _Q_WRITE_ARGS[args["command"]], sorted(args)
+                    assert args["path"].startswith("/home/") and text == ""
+                    write_commands.add(args["command"])
+                    if args["command"] == "str_replace":
+                        assert args["old_str"] != args["new_str"]
+                else:
+                    assert call.name == "todo_list"
+                    assert set(args) == _Q_TODO_ARGS[args["command"]], sorted(args)
+                    todo_commands.append(args["command"])
+                    head, _, tail = text.partition("\n\n ID: ")
+                    assert head.startswith("TODO LIST STATE: ")
+                    state = json.loads(head.removeprefix("TODO LIST STATE: "))
+                    assert list(state) == ["tasks", "description", "context", "modified_files",
+                                           "id"] and state["id"] == tail  # fmt: skip
+                    assert all(set(t) == {"task_description", "completed"} for t in state["tasks"])
+                    todo_id = todo_id or tail
+                    assert tail == todo_id and args.get("current_id", todo_id) == todo_id
+                    states.append({t["task_description"]: t["completed"] for t in state["tasks"]})
+        assert write_commands == set(_Q_WRITE_ARGS) and modes == set(_Q_READ_OPS)
+        assert todo_commands[0] == "create" and {"complete", "add", "remove"} <= set(todo_commands)
+        # tsc, jest and terraform print as they do; prod is reverted, the old helper removed.
+        outputs = "\n".join(r["stdout"] + r["stderr"] for _, r in commands)
+        assert re.search(r"^src/handler\.ts\(\d+,\d+\): error TS2345: ", outputs, re.M)
+        assert "│ Error: Unsupported block type" in outputs
+        assert "Success! The configuration is valid." in outputs
+        runs = [r for c, r in commands if c.endswith("npx jest")]
+        assert all(r["stdout"] == "" and r["stderr"].endswith("Ran all test suites.") for r in runs)
+        summaries = [re.findall(r"^Tests: +(?:(\d+) failed, )?\d+ passed", r["stderr"], re.M)[0]
+                     for r in runs]  # fmt: skip
+        assert summaries == ["1", "", "1"]
+        assert [r["exit_status"] for r in runs] == ["1", "0", "1"]
+        assert re.search(r"^  ● handler › ", runs[-1]["stderr"], re.M)
+        assert any(c.startswith("git checkout -- terraform/envs/prod/") for c, _ in commands)
+        assert any(c.startswith("git rm lambdas/") for c, _ in commands)
+        assert not any("terraform apply" in c for c, _ in commands)
+        # The to-do list moves along: items completed, one removed, two added and still open.
+        first, last = states[0], states[-1]
+        assert not any(first.values())
+        [removed] = set(first) - set(last)
+        assert removed.startswith("Replay ")
+        added = [task for task in last if task not in first]
+        assert len(added) == 2 and not any(last[task] for task in added)
+        assert sum(last.values()) >= 5
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
         final = messages[-1].text.casefold()
         for fact in session.facts:
             if fact.category != "last_message":

@@ -22,6 +22,7 @@ from compaction.eval.families import (
     gsstory,
     ocstory,
     ohstory,
+    qstory,
     roostory,
 )
 from compaction.eval.families._base import ProbeLeakError, Voice
@@ -124,6 +125,8 @@ FAMILIES[ocstory.FAMILY] = ocstory.write
 FAMILIES[gsstory.FAMILY] = gsstory.write
 # Written with a story of its own, not `tell`: Roo Code's native tools on a Laravel app.
 FAMILIES[roostory.FAMILY] = roostory.write
+# Written with a story of its own, not `tell`: Amazon Q CLI's tools on Terraform + a TS Lambda.
+FAMILIES[qstory.FAMILY] = qstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
