@@ -1120,6 +1120,12 @@ def is_constraint(sentence: str) -> bool:
     return _CONSTRAINT.search(sentence.lower()) is not None
 
 
+# What a rate counts per, after its figure and unit: "40 per minute", "300 requests/min",
+# "50 an hour".
+_PER = (
+    r"(?:\s*/\s*(?:s|sec|second|m|min|minute|h|hr|hour|d|day)\b|\s+per\s+[A-Za-z]{2,14}\b"
+    r"|\s+an?\s+(?:second|minute|hour|day|week|month)\b)?"
+)
 _VALUE_PATTERNS = (
     # "retry limit: 5 attempts, not 3 attempts" / "page size is 100 rows now, not 25".
     re.compile(
@@ -1134,20 +1140,22 @@ _VALUE_PATTERNS = (
         r"(?P<value>`[^`]{1,60}`|\"[^\"]{1,60}\"|'[^']{1,60}'|[^\s,;]{1,60}(?:\s*(?:milliseconds|millis|"
         r"msecs?|seconds|secs|sec|ms|s|weeks?|hrs?|mins?|attempts|threads|replicas|gib|mib|kib|"
         r"minutes|mins|hours|days|mb|gb|kb|%|percent|retries|items|workers|"
-        r"requests|connections|tokens|lines|chars|bytes)\b)?)",
+        r"requests|connections|tokens|lines|chars|bytes)\b)?" + _PER + ")",
         re.IGNORECASE,
     ),
     # "make the flush interval 1500 milliseconds": a verb, a key, a number with its unit;
     # "take the retry budget (down) to 2 retries": a number only, as "take" is common.
     re.compile(
         r"\btake\s+(?:the\s+|our\s+)?(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2}?)"
-        r"\s+(?:down\s+|up\s+|back\s+)?to\s+(?P<value>\d[\d.,]*\s*(?:[A-Za-z%]{1,14}\b)?)",
+        r"\s+(?:down\s+|up\s+|back\s+)?to\s+(?P<value>\d[\d.,]*(?:\s*(?!per\b|an?\b)[A-Za-z%]{1,14}\b)?"
+        + _PER
+        + ")",
         re.IGNORECASE,
     ),
     re.compile(
         r"\b(?:set|make|change|bump|raise|lower|put)\s+(?:the\s+|our\s+)?"
         r"(?P<key>[A-Za-z_][\w-]{1,30}(?:\s+[A-Za-z_][\w-]{1,30}){0,2}?)\s+"
-        r"(?P<value>\d[\d.,]*\s*(?:[A-Za-z%]{1,14}\b)?)",
+        r"(?P<value>\d[\d.,]*(?:\s*(?!per\b|an?\b)[A-Za-z%]{1,14}\b)?" + _PER + ")",
         re.IGNORECASE,
     ),
     re.compile(
