@@ -681,6 +681,41 @@ def test_words_a_user_writes_are_never_masked_whatever_their_length() -> None:
     assert result.conversation.messages == tuple(messages)
 
 
+def test_the_users_reply_in_a_tool_result_is_never_masked() -> None:
+    # Roo Code hands the user's feedback on a completion back as the tool's result, Cline
+    # appends it to a command's output: the words are the user's, the output before them is
+    # the tool's.
+    reply = " Raise the throttle to 40 per minute, the gateway raised our limit." * 12
+    feedback = (
+        "The user has provided feedback on the results. Consider their input to continue the "
+        f"task, and then attempt completion again.\n<feedback>\n{reply.strip()}\n</feedback>"
+    )
+    log = "\n".join(f"worker {n}: sent reminder batch" for n in range(80))
+    after_output = (
+        f"{log}\n\nThe user provided the following feedback:\n<feedback>\nKeep it.\n</feedback>"
+    )
+    messages = [
+        say("system", "You are a coding agent."),
+        say("user", "Send the reminders."),
+        calls(("a", "attempt_completion", {"result": "Reminders go out."})),
+        *results(("a", feedback)),
+        calls(("b", "execute_command", {"command": "php artisan reminders:work"})),
+        *results(("b", after_output)),
+        say("assistant", "Raising it."),
+        say("user", "Go on."),
+    ]
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(),), keep_recent_n=0))
+    after = compactor.compact(Conversation(tuple(messages)), max_tokens=1).conversation.messages
+    assert after[3] == messages[3]
+    masked = after[5].tool_results[0].text
+    assert masked.startswith(MASK_PREFIX) and "worker 7:" not in masked
+    assert masked.endswith(
+        "The user provided the following feedback:\n<feedback>\nKeep it.\n</feedback>"
+    )
+    said = "\n".join(render(extract_ledger(after)))
+    assert "- Keep it." in said and "Raise the throttle to 40 per minute" in said
+
+
 def test_a_summary_an_earlier_compaction_shrank_grows_back_when_room_is_left() -> None:
     conversation = coding_session(30)
     compactor = Compactor(CompactionConfig(keep_recent_n=2))

@@ -1158,6 +1158,34 @@ def test_make_that_a_new_count_unsettles_the_one_count_the_user_set() -> None:
     assert "- pool size: 20 workers" in rendered(two)
 
 
+def test_the_users_words_in_a_tool_result_are_the_users_and_a_denied_use_did_nothing() -> None:
+    denied = (
+        '{"status":"denied","message":"The user denied this operation and provided the '
+        'following feedback","feedback":"Not that one. app/Legacy/V1.php is frozen. Everything '
+        'new goes into app/Reminder.php."}'
+    )
+    completion = (
+        "The user has provided feedback on the results. Consider their input to continue the "
+        "task, and then attempt completion again.\n<feedback>\nRaise the throttle to 40 per "
+        "minute, the gateway raised our limit.\n</feedback>"
+    )
+    ledger = extract_ledger(
+        [
+            say("user", "Send reminders. Keep the throttle at 20 per minute."),
+            call("1", "read_file", path="app/Legacy/V1.php"),
+            result("1", "<?php class V1 {}"),
+            call("2", "apply_diff", path="app/Legacy/V1.php", diff="<<<<<<< SEARCH\n..."),
+            result("2", denied),
+            call("3", "attempt_completion", result="Reminders are queued."),
+            result("3", completion),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- Raise the throttle to 40 per minute, the gateway raised our limit." in text
+    assert "app/Legacy/V1.php (read; the user pointed to app/Reminder.php instead)" in text
+    assert "(modified" not in text
+
+
 def test_the_answer_to_a_user_question_is_kept_verbatim() -> None:
     ledger = extract_ledger(
         [
@@ -2630,6 +2658,21 @@ def test_a_change_from_one_value_to_another_sets_the_setting_not_its_old_value(
 ) -> None:
     # "X from A to B" was read as a setting named "X from A" with the value B, its unit lost:
     # a table line stating neither what was changed nor to what.
+    assert signals.value_settings(sentence) == (setting,)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "setting"),
+    [
+        ("Raise the throttle to 40 per minute, the gateway raised our limit.",
+         ("throttle", "40 per minute")),
+        ("Set the rate limit to 300 requests/min.", ("rate limit", "300 requests/min")),
+        ("Make the alert threshold 50 an hour.", ("alert threshold", "50 an hour")),
+    ],
+)  # fmt: skip
+def test_a_rate_is_set_with_what_it_counts_per(sentence: str, setting: tuple[str, str]) -> None:
+    # "Raise the throttle to 40 per minute" set the throttle to "40": a figure saying
+    # nothing of what it counts, beside the user's "20 per minute" kept verbatim.
     assert signals.value_settings(sentence) == (setting,)
 
 

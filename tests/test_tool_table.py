@@ -1342,6 +1342,41 @@ def test_an_unknown_to_do_tool_writing_a_checklist_states_the_list() -> None:
     assert actions_of_call("notes__save", {"markdown": CHECKLIST}) == ()
 
 
+def test_the_users_reply_inside_a_tool_result_is_read() -> None:
+    # Cline's and Roo Code's feedback on a use or on a completion, in tags or in Roo's native
+    # JSON; Claude Code's rejection, with the reason the user gave.
+    feedback = (
+        "The user has provided feedback on the results. Consider their input to continue the "
+        "task, and then attempt completion again.\n<feedback>\nRaise the throttle to 40 per "
+        "minute.\n</feedback>\n<environment_details>\n# Current Time\n</environment_details>"
+    )
+    assert tools.user_reply_in(feedback) == tools.UserReply("Raise the throttle to 40 per minute.")
+    denied = (
+        '{"status":"denied","message":"The user denied this operation and provided the '
+        'following feedback","feedback":"Not that one. Use app/B.php."}'
+    )
+    assert tools.user_reply_in(denied) == tools.UserReply("Not that one. Use app/B.php.", True)
+    xml = (
+        "The user denied this operation and provided the following feedback:\n"
+        "<feedback>\nNo.\n</feedback>"
+    )
+    assert tools.user_reply_in(xml) == tools.UserReply("No.", True)
+    rejected = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+        "it was a file edit, the new_string was NOT written to the file). STOP what you are "
+        "doing and wait for the user to tell you how to proceed."
+    )
+    assert tools.user_reply_in(rejected) == tools.UserReply("", True)
+    said = rejected.replace(
+        "STOP what you are doing and wait for the user to tell you how to proceed.",
+        "To tell you how to proceed, the user said:\nKeep v1.",
+    )
+    assert tools.user_reply_in(said) == tools.UserReply("Keep v1.", True)
+    # An output merely holding the words is no reply.
+    assert tools.user_reply_in("grep: feedback: No such file or directory") is None
+    assert tools.user_reply_in('{"feedback": 3, "status": "ok"}') is None
+
+
 def test_an_unknown_tool_setting_a_tasks_status_changes_that_to_do() -> None:
     update = {"taskFilePath": "tasks.md", "task": "1. wire the exporter", "status": "completed"}
     assert actions_of_call("taskStatus", update) == (

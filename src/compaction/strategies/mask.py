@@ -51,6 +51,7 @@ from compaction.summarize.tools import (
     react_step,
     shell_call,
     todo_changes_in_reply,
+    user_reply_in,
 )
 
 
@@ -114,8 +115,10 @@ class MaskStrategy(BaseModel):
         for part in message.parts:
             if isinstance(part, ToolResultPart) and self._worth_masking(part.text, part.content):
                 call = calls.get(part.tool_call_id)
-                text = self.placeholder(part, call, handle_for(message))
-                parts.append(part.with_text(text))
+                # The user's reply after the output (Cline's feedback on a command) stays.
+                output, reply = _output_and_reply(part.text)
+                text = self.placeholder(part.with_text(output), call, handle_for(message))
+                parts.append(part.with_text(f"{text}\n\n{reply}" if reply else text))
                 changed = True
             else:
                 parts.append(part)
@@ -145,6 +148,11 @@ class MaskStrategy(BaseModel):
         return message.with_parts(parts)
 
     def _worth_masking(self, text: str, content: tuple[Part, ...] = ()) -> bool:
+        # The user's words in a tool's result (feedback, a denial) are the user's: only an
+        # output before them may be masked.
+        text = _output_and_reply(text)[0]
+        if not text.strip():
+            return False
         if text.startswith(MASK_PREFIX):
             # A placeholder given an excerpt when there was room gives it back first.
             earlier = read_placeholder(text)
@@ -201,6 +209,15 @@ def _placeholder_text(
             ),
         )
     )
+
+
+def _output_and_reply(text: str) -> tuple[str, str]:
+    """A tool result's output and the user's reply after it ("" for none; all of it is the
+    reply where the result is nothing else)."""
+    reply = user_reply_in(text)
+    if reply is None:
+        return text, ""
+    return text[: reply.at], text[reply.at :]
 
 
 def _text_of(message: Message, where: tuple[int, int]) -> str:

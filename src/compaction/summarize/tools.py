@@ -2395,6 +2395,55 @@ def answer_of(result: str) -> str:
     return (answer.group(1) if answer else result).strip()
 
 
+@dataclass(frozen=True, slots=True)
+class UserReply:
+    """What the user said in a tool's result (`words`, "" for none), whether they denied the
+    use (`denied`: it did nothing), and where the reply starts (`at`: the output before it
+    is the tool's)."""
+
+    words: str
+    denied: bool = False
+    at: int = 0
+
+
+# Where a tool's result carries the user's reply, by agent:
+# Cline and Roo Code put the user's words in `<feedback>` tags (on a use they denied, on a
+# completion they answered); Roo Code's native protocol in a JSON object's `feedback`;
+# Claude Code, rejecting a use, gives the user's reason after "the user said:".
+_FEEDBACK_TAGS = re.compile(r"<feedback>\s*(.*?)\s*</feedback>", re.DOTALL)
+_DENIED = re.compile(
+    r"\A\s*(?:\[[^\]\n]{1,200}\] Result:\s*)?(?:The user denied this operation"
+    r"|The user doesn't want to proceed with this tool use)"
+)
+_REJECTION_REASON = re.compile(r"the user said:\n(.+)\Z", re.DOTALL)
+# Feedback given after a tool's output: "The user provided the following feedback:".
+_FEEDBACK_INTRO = re.compile(r"^The user (?:has )?provided (?:the following )?feedback", re.M)
+_REPLY_MARKS = ("<feedback>", "The user ", '"feedback"')
+
+
+def user_reply_in(result: str) -> UserReply | None:
+    """The user's reply a tool's result carries (None where it carries none)."""
+    if not any(mark in result for mark in _REPLY_MARKS):
+        return None
+    denied = _DENIED.match(result) is not None
+    if result.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(result)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("feedback"), str):
+            return UserReply(parsed["feedback"].strip(), parsed.get("status") == "denied")
+    tagged = _FEEDBACK_TAGS.search(result)
+    intro = _FEEDBACK_INTRO.search(result) if tagged is not None and not denied else None
+    if tagged is not None and (denied or (intro is not None and intro.start() < tagged.start())):
+        at = 0 if denied or intro is None or not result[: intro.start()].strip() else intro.start()
+        return UserReply(tagged.group(1).strip(), denied, at)
+    if denied:
+        reason = _REJECTION_REASON.search(result)
+        return UserReply(reason.group(1).strip() if reason else "", True)
+    return None
+
+
 def _marked_item(line: str) -> Todo | None:
     """An item whose state is a mark before it (`✅ done`, `🚫 ~~dropped~~`), or None."""
     marked = _MARKED_ITEM.match(line)

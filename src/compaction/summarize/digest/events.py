@@ -51,6 +51,13 @@ class FileTouched:
 
 
 @dataclass(frozen=True, slots=True)
+class UseDenied:
+    """The user denied a use: the files it named were not touched."""
+
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CommandRan:
     command: str
     outcome: str
@@ -152,6 +159,7 @@ Event = (
     UserSaid
     | AssistantSaid
     | FileTouched
+    | UseDenied
     | CodeWritten
     | CommandRan
     | ToolFinished
@@ -594,7 +602,19 @@ def _events_of_result(
     name: str | None, arguments: str | None, text: str, is_error: bool, open_file: str | None
 ) -> tuple[Event, ...]:
     call = None if name is None else ToolCallPart("", name, arguments or "")
-    return tuple(_read_result(call, text, is_error, open_file))
+    reply = tools.user_reply_in(text)
+    if reply is None:
+        return tuple(_read_result(call, text, is_error, open_file))
+    # The user's reply in the result (feedback on the use, a denial): their words; a use
+    # they denied did nothing, the output before a reply is the tool's.
+    said = (UserSaid(words),) if (words := signals.own_words(reply.words)) else ()
+    if reply.denied:
+        actions = call_actions(name, arguments or "") if name is not None else ()
+        paths = tuple(_clean_path(a.path) for a in actions if a.kind == "file" and a.path)
+        return (UseDenied(paths), *said) if paths else said
+    if reply.at == 0:
+        return said
+    return (*_read_result(call, text[: reply.at], is_error, open_file), *said)
 
 
 def _read_result(

@@ -39,6 +39,7 @@ from compaction.summarize.digest.events import (
     TodoIdentified,
     TodosStated,
     ToolFinished,
+    UseDenied,
     UserSaid,
     announces,
     telling_tokens,
@@ -643,6 +644,8 @@ class FilesState:
     # Read back from a summary, nothing touched since: the file a "not that one" refers to
     # is the one the user's words describe.
     resumed: bool = False
+    # What each file just touched was before (None: not listed), while a denial may undo it.
+    before: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
 
 # A user's turn that turns the assistant away from what it just did: in its first sentence
@@ -741,7 +744,7 @@ class Files(Section[FilesState]):
     """Files touched and what happened to them; changed ones before those only read."""
 
     name = "files"
-    events = (FileTouched, UserSaid, CommandRan)
+    events = (FileTouched, UseDenied, UserSaid, CommandRan)
     heading = "## Files touched"
 
     def new(self) -> FilesState:
@@ -749,11 +752,23 @@ class Files(Section[FilesState]):
 
     def observe(self, state: FilesState, event: Event, seq: int) -> None:
         if isinstance(event, FileTouched):
+            state.before[event.path] = state.files.get(event.path)
             note_file(state.files, event.path, event.op)
             if event.path in state.recent:
                 state.recent.remove(event.path)
             state.recent.append(event.path)
             state.resumed = False
+        elif isinstance(event, UseDenied):
+            # The user denied the use: its files are as they were (one it would have made is
+            # not listed; it stays what the user's words may turn the assistant away from).
+            for path in event.paths:
+                if path not in state.before:
+                    continue
+                was = state.before.pop(path)
+                if was is None:
+                    state.files.pop(path, None)
+                else:
+                    state.files[path] = was
         elif isinstance(event, CommandRan):
             # A later command naming another file (one that read it without the table seeing
             # it: `sed -n '1,40p' b.ts`): what was touched before is not what it did last.
