@@ -1182,6 +1182,17 @@ def test_the_users_words_in_a_tool_result_are_the_users_and_a_denied_use_did_not
     )
     text = rendered(ledger)
     assert "- Raise the throttle to 40 per minute, the gateway raised our limit." in text
+    # A denied command did not run: listed as denied.
+    refused = extract_ledger(
+        [
+            say("user", "Restart the proxy."),
+            call("4", "execute_command", command="taskkill /F /IM proxy.exe"),
+            result(
+                "4", "[execute_command for 'taskkill'] Result:\nThe user denied this operation."
+            ),
+        ]
+    )
+    assert "- `taskkill /F /IM proxy.exe` → denied by the user" in rendered(refused)
     assert "app/Legacy/V1.php (read; the user pointed to app/Reminder.php instead)" in text
     assert "(modified" not in text
 

@@ -609,9 +609,15 @@ def _events_of_result(
     # they denied did nothing, the output before a reply is the tool's.
     said = (UserSaid(words),) if (words := signals.own_words(reply.words)) else ()
     if reply.denied:
+        # A command the user denied did not run: it is listed as denied (not to be run
+        # again as it was); the files a denied use names are as they were.
         actions = call_actions(name, arguments or "") if name is not None else ()
         paths = tuple(_clean_path(a.path) for a in actions if a.kind == "file" and a.path)
-        return (UseDenied(paths), *said) if paths else said
+        command = next((a.command for a in actions if a.kind == "command" and a.command), None)
+        denied: tuple[Event, ...] = (UseDenied(paths),) if paths else ()
+        if command is not None:
+            denied += (CommandRan(signals.clip(command, 200), DENIED),)
+        return (*denied, *said)
     if reply.at == 0:
         return said
     return (*_read_result(call, text[: reply.at], is_error, open_file), *said)
@@ -800,6 +806,7 @@ _REACT_LABELS = re.compile(
 _USERS_TOO = re.compile(r"^\s*Output:")
 #: The outcome of a command whose output the span does not hold.
 NO_OUTPUT = "no output seen"
+DENIED = "denied by the user"
 # smolagents starts the user's next task, merged into the reply before it, with this line.
 _NEXT_TASK = "\nNew task:\n"
 # The header of a tool use's result in Cline's classic protocol: `[read_file for 'a.py']
