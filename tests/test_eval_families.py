@@ -1433,11 +1433,11 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
-        # roostory-style's and qstory-style's.
+        # roostory-style's, qstory-style's and copilotstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
-                     "qstory-style")  # fmt: skip
+                     "qstory-style", "copilotstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -1467,6 +1467,9 @@ _RULER_GAPS = {
     "acr-style": "the ruler reads no patch written in the assistant's text: AutoCodeRover's "
     "<file>/<original>/<patched> modifications (a new file's with an empty <original>) make "
     "no provider tool call, so no file they modify or create is extracted",
+    "copilotstory-style": "the ruler reads no path nested in a list of edits: Copilot's "
+    "multi_replace_string_in_file {explanation, replacements: [{filePath, oldString, "
+    "newString}]} is the only edit of appsettings.json, so that modified file is not extracted",
 }
 
 
@@ -5155,6 +5158,116 @@ def test_qstory_style_speaks_amazon_qs_tools_and_moves_its_todo_list() -> None:
         added = [task for task in last if task not in first]
         assert len(added) == 2 and not any(last[task] for task in added)
         assert sum(last.values()) >= 5
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+_COPILOTSTORY_ARGS = {
+    "run_in_terminal": {"command", "explanation", "isBackground"},
+    "get_terminal_output": {"id"},
+    "read_file": {"filePath", "startLine", "endLine"},
+    "create_file": {"filePath", "content"},
+    "replace_string_in_file": {"filePath", "oldString", "newString"},
+    "multi_replace_string_in_file": {"explanation", "replacements"},
+    "get_errors": {"filePaths"},
+    "grep_search": {"query", "isRegexp", "includePattern"},
+    "file_search": {"query"},
+    "list_dir": {"path"},
+    "manage_todo_list": {"todoList"},
+}
+
+
+def test_copilotstory_style_speaks_copilots_tools_and_moves_its_todo_list() -> None:
+    from compaction.eval.families.copilotstory import EDITED
+
+    for session in sessions("copilotstory-style"):
+        messages = session.conversation.messages
+        assert messages[0].role == "system" and 'respond with "GitHub Copilot"' in messages[0].text
+        users = [m.text for m in messages if m.role == "user"]
+        assert users[0].startswith("<environment_info>\n") and "<workspace_info>" in users[0]
+        for text in users[1:]:
+            assert text.startswith("<context>\nThe current date is ")
+            assert "<reminderInstructions>\n" in text and text.endswith("\n</userRequest>")
+        results = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        runs, todo_lists, names = [], [], set()
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = results[call.id].text
+                names.add(call.name)
+                assert set(args) <= _COPILOTSTORY_ARGS[call.name], (call.name, sorted(args))
+                for key in ("filePath", "path"):
+                    if key in args:
+                        assert args[key].startswith("/Users/")
+                if call.name == "run_in_terminal":
+                    assert set(args) == _COPILOTSTORY_ARGS[call.name]
+                    assert args["explanation"].endswith(".")
+                    runs.append((args, text))
+                elif call.name in ("create_file", "replace_string_in_file"):
+                    assert text == EDITED.format(paths=args["filePath"]) or text.startswith(
+                        f"The edit to {args['filePath']} was applied successfully.\n"
+                        "The edit resulted in the following lint errors:\n<errors path="
+                    )
+                elif call.name == "multi_replace_string_in_file":
+                    edits = args["replacements"]
+                    assert all(set(e) == {"filePath", "oldString", "newString"} for e in edits)
+                    paths = list(dict.fromkeys(e["filePath"] for e in edits))
+                    assert text == EDITED.format(paths="\n".join(paths))
+                elif call.name == "grep_search":
+                    count = re.match(r"(\d+) match(es)?\n", text)
+                    assert count and int(count[1]) == text.count("<match path=")
+                elif call.name == "file_search":
+                    assert re.match(r"\d+ total results?\n/Users/", text)
+                elif call.name == "manage_todo_list":
+                    assert set(args) == {"todoList"}
+                    for k, item in enumerate(args["todoList"], 1):
+                        assert set(item) == {"id", "title", "status"} and item["id"] == k
+                        assert item["status"] in {"not-started", "in-progress", "completed"}
+                    assert text.startswith("Successfully wrote todo list")
+                    todo_lists.append({i["title"]: i["status"] for i in args["todoList"]})
+        assert names == set(_COPILOTSTORY_ARGS)
+        # dotnet build and dotnet test print through the terminal logger; a failure ends
+        # with the exit code, a background run answers with its terminal id.
+        outputs = "\n".join(text for _, text in runs)
+        assert re.search(r"\): error CS7036: There is no argument given", outputs)
+        tests = [t for a, t in runs if a["command"].startswith("dotnet test ")]
+        summaries = [re.findall(r"^Test summary: total: (\d+), failed: (\d+), succeeded: (\d+)",
+                                t, re.M)[0] for t in tests]  # fmt: skip
+        assert [f for _, f, _ in summaries] == ["1", "0", "1"]
+        assert all(int(t) == int(f) + int(ok) for t, f, ok in summaries)
+        for _, text in runs:
+            failed = " failed: 1," in text or "error CS" in text
+            assert text.endswith("\n\nCommand exited with code 1") == failed
+        [note] = [t for a, t in runs if a["isBackground"]]
+        [(terminal, output)] = _calls(session, "get_terminal_output")
+        assert note == f"Command is running in terminal with ID={terminal['id']}"
+        assert output.startswith(f"Output of terminal {terminal['id']}:\n")
+        assert any(a["command"].startswith("git rm src/") for a, _ in runs)
+        [(asked, clean)] = _calls(session, "get_errors")
+        assert clean == f'<errors path="{asked["filePaths"][0]}">\nNo errors found\n</errors>\n'
+        # The wrong file is edited and put back: the second edit undoes the first.
+        replaced = _calls(session, "replace_string_in_file")
+        first, second = replaced[0][0], replaced[1][0]
+        assert first["filePath"] == second["filePath"]
+        assert (first["oldString"], first["newString"]) == (second["newString"],
+                                                            second["oldString"])  # fmt: skip
+        # The to-do list moves along: items completed, one dropped (it leaves the list), one
+        # added mid-session and still open, one more added at the end.
+        start, end = todo_lists[0], todo_lists[-1]
+        assert list(start.values()).count("in-progress") == 1
+        dropped = [t for t in start if t not in end]
+        assert len(dropped) == 1 and dropped[0].startswith("Backfill")
+        added = [t for t in end if t not in start]
+        assert len(added) == 2 and all(end[t] == "not-started" for t in added)
+        assert sum(v == "completed" for v in end.values()) >= 4
+        assert "<todoList>" not in users[1] and "<todoList>\n# Todo List\n\n- [" in users[-1]
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

@@ -17,6 +17,7 @@ from compaction.eval.families import (
     aiderstory,
     ccstory,
     codeact,
+    copilotstory,
     cxstory,
     gcstory,
     gsstory,
@@ -127,6 +128,8 @@ FAMILIES[gsstory.FAMILY] = gsstory.write
 FAMILIES[roostory.FAMILY] = roostory.write
 # Written with a story of its own, not `tell`: Amazon Q CLI's tools on Terraform + a TS Lambda.
 FAMILIES[qstory.FAMILY] = qstory.write
+# Written with a story of its own, not `tell`: Copilot agent mode's tools on an ASP.NET Core API.
+FAMILIES[copilotstory.FAMILY] = copilotstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
