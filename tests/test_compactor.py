@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 
 import pytest
@@ -658,6 +659,31 @@ def test_a_to_do_tools_reply_by_id_is_state_and_never_masked() -> None:
     todos = rendered_todos(after)
     assert "[completed] replay the parked envelopes" in todos
     assert "- expire the parked envelopes" in todos
+
+
+def test_a_to_do_tools_stated_list_is_never_masked_and_read_as_the_list() -> None:
+    def state(*tasks: tuple[str, bool]) -> str:
+        listed = [{"task_description": t, "completed": done} for t, done in tasks]
+        body = {"tasks": listed, "description": "Retries", "context": ["x" * 200], "id": "17"}
+        return f"TODO LIST STATE: {json.dumps(body)}\n\n ID: 17"
+
+    first = (("Retry failed uploads", False), ("Replay last month", False), ("Alarm", False))
+    messages = [
+        say("system", "You are a coding agent."),
+        say("user", "Make ingestion reliable."),
+        calls(("a", "todo_list", {"command": "create", "tasks": [t for t, _ in first]})),
+        *results(("a", state(*first))),
+        calls(("b", "todo_list", {"command": "remove", "remove_indices": [1], "current_id": "17"})),
+        *results(("b", state(("Retry failed uploads", True), ("Alarm", False)))),
+        say("assistant", "Done with the retries."),
+        say("user", "Go on."),
+    ]
+    compactor = Compactor(CompactionConfig(strategies=(MaskStrategy(),), keep_recent_n=0))
+    after = compactor.compact(Conversation(tuple(messages)), max_tokens=1).conversation.messages
+    assert after[3] == messages[3] and after[5] == messages[5]
+    todos = rendered_todos(after)
+    assert "[completed] Retry failed uploads" in todos and "- Alarm" in todos
+    assert "[removed from the list] Replay last month" in todos
 
 
 def rendered_todos(messages: tuple[Message, ...]) -> str:

@@ -830,24 +830,34 @@ def test_a_lua_error_with_its_stack_traceback_is_a_failure() -> None:
     assert any("attempt to index a nil value (local 'tenant')" in e for e in errors), errors
 
 
-def test_a_todo_dropped_from_a_whole_list_is_told_as_cancelled_not_lost() -> None:
+def test_a_todo_left_out_of_a_whole_list_is_told_as_removed_not_lost() -> None:
     # The tool states the whole list each time: an open item a later list leaves out was
-    # dropped. Saying so keeps the agent from doing it again; it is never shown as open.
+    # removed from it (not said done, nor cancelled: what became of it is not said). Saying
+    # so keeps the agent from doing it again; it is never shown as open.
     first = todo_call("1", ("Add the retry flag", "pending"), ("Remove the old shim", "pending"))
     second = todo_call("2", ("Add the retry flag", "completed"))
     ledger = extract_ledger(
         [first, result("1", "Todos updated."), second, result("2", "Todos updated.")]
     )
     text = rendered(ledger)
-    assert "- [cancelled] Remove the old shim" in text
+    assert "- [removed from the list] Remove the old shim" in text
     assert "- Remove the old shim" not in text
     assert "- [completed] Add the retry flag" in text
     # The same when the two lists are in two spans digested apart, then merged.
     earlier = extract_ledger([first, result("1", "Todos updated.")])
     later = extract_ledger([second, result("2", "Todos updated.")])
-    assert "- [cancelled] Remove the old shim" in rendered(earlier.merge(later))
+    assert "- [removed from the list] Remove the old shim" in rendered(earlier.merge(later))
     again = parse_ledger(rendered(earlier.merge(later)))
-    assert "- [cancelled] Remove the old shim" in rendered(again)
+    assert "- [removed from the list] Remove the old shim" in rendered(again)
+    # Read back from a digest first: the open items of the list it showed are the list's,
+    # and one a later list leaves out was removed from it.
+    third = todo_call("3", ("Add the retry flag", "completed"), ("Write the docs", "pending"))
+    both = todo_call("4", ("Add the retry flag", "completed"), ("Remove the old shim", "pending"),
+                     ("Write the docs", "pending"))  # fmt: skip
+    summary = summary_message(render(extract_ledger([both, result("4", "Todos updated.")])), 2)
+    resumed = rendered(extract_ledger([summary, third, result("3", "Todos updated.")]))
+    assert "- [removed from the list] Remove the old shim" in resumed
+    assert "- Write the docs" in resumed
 
 
 def test_bracketed_fail_verdicts_name_the_tests_that_failed() -> None:

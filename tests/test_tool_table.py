@@ -6,6 +6,7 @@ actions read from one call.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -1340,6 +1341,28 @@ def test_an_unknown_to_do_tool_writing_a_checklist_states_the_list() -> None:
     )
     # The same text under a tool named for anything else is not a to-do list.
     assert actions_of_call("notes__save", {"markdown": CHECKLIST}) == ()
+
+
+def test_a_to_do_tools_result_stating_the_whole_list_is_the_list() -> None:
+    # Amazon Q Developer CLI's `todo_list` answers every command (create, complete, add,
+    # remove by index) with the list's whole state.
+    state = {
+        "tasks": [
+            {"task_description": "Read the handler", "completed": True},
+            {"task_description": "Alarm on the DLQ", "completed": False},
+        ],
+        "description": "Make ingestion reliable",
+        "context": [],
+        "modified_files": [],
+        "id": "1795170991018",
+    }
+    output = f"TODO LIST STATE: {json.dumps(state)}\n\n ID: 1795170991018"
+    assert tools.todos_in_result(output) == (
+        Todo("Read the handler", "completed"),
+        Todo("Alarm on the DLQ", "pending"),
+    )
+    assert tools.todos_in_result("TODO LIST STATE: not json") is None
+    assert tools.todos_in_result('{"tasks": []}') is None
 
 
 def test_the_users_reply_inside_a_tool_result_is_read() -> None:

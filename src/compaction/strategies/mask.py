@@ -51,6 +51,7 @@ from compaction.summarize.tools import (
     react_step,
     shell_call,
     todo_changes_in_reply,
+    todos_in_result,
     user_reply_in,
 )
 
@@ -158,8 +159,13 @@ class MaskStrategy(BaseModel):
             earlier = read_placeholder(text)
             return earlier is not None and bool(earlier.excerpt)
         has_image = any(isinstance(p, ImagePart) for p in content)
-        # A to-do tool's reply by id is the list's state: later changes name its ids.
-        return (has_image or len(text) >= self.min_chars) and not todo_changes_in_reply(text)
+        # A to-do tool's reply by id is the list's state: later changes name its ids; one
+        # stating the whole list is the list.
+        return (
+            (has_image or len(text) >= self.min_chars)
+            and not todo_changes_in_reply(text)
+            and todos_in_result(text) is None
+        )
 
     def placeholder(self, part: ToolResultPart, call: ToolCallPart | None, handle: str) -> str:
         """The text standing in for `part`; `handle` names the archived original message."""

@@ -48,7 +48,8 @@ FileOp = Literal["read", "created", "modified", "written", "deleted"]
 """What a call did to a file. `written` means written whole: created if the file was unseen,
 modified otherwise (the tool alone cannot tell which)."""
 
-TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+#: `removed`: an item a whole list stated later left out (what became of it is not said).
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled", "removed"]
 
 ActionKind = Literal[
     "file",
@@ -836,6 +837,33 @@ def todo_id_in_result(name: str, output: str) -> str | None:
         return None
     match = _TASK_CREATED.match(output.strip())
     return match.group(1) if match else None
+
+
+# A to-do tool's result stating the whole list, by agent: Amazon Q Developer CLI's
+# `todo_list` (crates/chat-cli/src/cli/chat/tools/todo.rs) answers every command with
+# `TODO LIST STATE: {"tasks": [{"task_description", "completed"}], …}`.
+_STATED_LISTS = (("TODO LIST STATE: ", "tasks", "task_description", "completed"),)
+
+
+@text_cache()
+def todos_in_result(output: str) -> tuple[Todo, ...] | None:
+    """The whole to-do list a to-do tool's result states (None where it states none)."""
+    for prefix, items_key, text_key, done_key in _STATED_LISTS:
+        if not output.startswith(prefix):
+            continue
+        try:
+            state, _ = json.JSONDecoder().raw_decode(output, len(prefix))
+        except ValueError:
+            return None
+        items = state.get(items_key) if isinstance(state, dict) else None
+        if not isinstance(items, list):
+            return None
+        return tuple(
+            Todo(item[text_key], "completed" if item.get(done_key) is True else "pending")
+            for item in items
+            if isinstance(item, dict) and isinstance(item.get(text_key), str)
+        )
+    return None
 
 
 # A to-do tool's reply, one line an operation (gptme's `todo write`): "Added todo 6: text",

@@ -653,6 +653,9 @@ def _read_result(
     if command is not None:
         yield CommandRan(signals.clip(command, 200), outcome, errors, tests)
         return
+    listed = tools.todos_in_result(text)
+    if listed is not None:
+        yield TodosStated(listed)
     created = tools.todo_id_in_result(call.name, text)
     if created is not None:
         yield TodoIdentified(created)

@@ -1569,15 +1569,24 @@ class TodosState:
     done: list[str] = field(default_factory=list)
     # Whether `listed` is a whole list the tool stated (not items changed one at a time).
     stated: bool = False
+    # Read back from a digest showing a list (some item marked done or dropped): its open
+    # items, which are the list's, though they read as prose.
+    read_back: list[str] = field(default_factory=list)
+
+
+# How a closed item's state is shown, and read back.
+_TODO_MARKS = {"removed": "removed from the list"}
+_TODO_STATUSES = {"in progress": "in_progress", "removed from the list": "removed"}
 
 
 def _with_dropped(earlier: list[Todo], later: list[Todo]) -> list[Todo]:
     """`later`, a whole list the tool stated, followed by the items of `earlier` it leaves
-    out: an open one was dropped (cancelled), a closed one stays as it was."""
+    out: an open one was removed from the list (what became of it is not said), a closed
+    one stays as it was."""
     ids = {t.id for t in later if t.id is not None}
     texts = {t.text for t in later}
     dropped = [
-        t if t.status in ("completed", "cancelled") else Todo(t.text, "cancelled", t.id)
+        t if t.status in ("completed", "cancelled", "removed") else Todo(t.text, "removed", t.id)
         for t in earlier
         if t.text and t.text not in texts and (t.id is None or t.id not in ids)
     ]
@@ -1615,7 +1624,9 @@ class Todos(Section[TodosState]):
         if isinstance(event, TodosStated):
             # The tool states the whole list each time: its latest list is the truth, and
             # what it leaves out was dropped.
-            state.listed = _with_dropped(state.listed, list(event.todos))
+            earlier = [*state.listed, *(Todo(t, "pending") for t in state.read_back)]
+            state.listed = _with_dropped(earlier, list(event.todos))
+            state.read_back = []
             state.stated = True
             # What prose said was still to do before the list is the list's to state now.
             state.prose = []
@@ -1655,7 +1666,8 @@ class Todos(Section[TodosState]):
         prose = [p for p in earlier.prose if p not in later.done]
         prose += [p for p in later.prose if p not in prose]
         stated = later.stated or (earlier.stated and not later.listed)
-        return TodosState(listed, prose, [*earlier.done, *later.done], stated)
+        read_back = [] if later.stated else [*earlier.read_back, *later.read_back]
+        return TodosState(listed, prose, [*earlier.done, *later.done], stated, read_back)
 
     def items(self, state: TodosState) -> list[Item]:
         out = []
@@ -1664,20 +1676,30 @@ class Todos(Section[TodosState]):
                 mark = "[in progress] " if todo.status == "in_progress" else ""
                 out.append(Item(1, rank, _clip_forms(f"- {mark}{todo.text}", 300, 120)))
             else:
-                out.append(Item(3, rank, _clip_forms(f"- [{todo.status}] {todo.text}", 200, 80)))
+                # Done is in the work; one that will not be done is what not to do again.
+                tier = 3 if todo.status == "completed" else 2
+                mark = _TODO_MARKS.get(todo.status, todo.status)
+                out.append(Item(tier, rank, _clip_forms(f"- [{mark}] {todo.text}", 200, 80)))
         base = len(state.listed)
         for rank, text in enumerate(state.prose):
             out.append(Item(1, base + rank, _clip_forms(f"- {text}", 300, 120)))
         return out
 
-    _MARK = re.compile(r"^\[(in progress|completed|cancelled)\] (.*)$", re.DOTALL)
+    _MARK = re.compile(
+        r"^\[(in progress|completed|cancelled|removed from the list)\] (.*)$", re.DOTALL
+    )
 
     def parse(self, state: TodosState, item: str) -> None:
         if m := self._MARK.match(item):
-            status = {"in progress": "in_progress"}.get(m.group(1), m.group(1))
+            status = _TODO_STATUSES.get(m.group(1), m.group(1))
             state.listed.append(Todo(m.group(2), status))  # type: ignore[arg-type]
+            if not state.read_back:
+                # The open items read so far were the list's (they come first).
+                state.read_back = list(state.prose)
         else:
             state.prose.append(item)
+            if state.listed:
+                state.read_back.append(item)
 
 
 # -- notes: the assistant's telling sentences ---------------------------------------------
