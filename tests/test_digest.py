@@ -1207,6 +1207,24 @@ def test_the_users_words_in_a_tool_result_are_the_users_and_a_denied_use_did_not
     assert "(modified" not in text
 
 
+def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
+    # Roo Code's `ask_followup_question {question}`: the statements before the question are
+    # the assistant's, as if written in its reply.
+    asked = (
+        "Texts go out under the alphanumeric sender ID TAILW24 from config/services.php. "
+        "Is `schedule:run` active on the production workers?"
+    )
+    ledger = extract_ledger(
+        [
+            say("user", "Send appointment reminders."),
+            call("1", "ask_followup_question", question=asked, follow_up=[{"text": "Yes"}]),
+            result("1", "<answer>\nNo, there is no scheduler.\n</answer>"),
+        ]
+    )
+    text = rendered(ledger)
+    assert "TAILW24" in text and "- No, there is no scheduler." in text
+
+
 def test_the_answer_to_a_user_question_is_kept_verbatim() -> None:
     ledger = extract_ledger(
         [

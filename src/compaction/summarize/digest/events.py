@@ -535,8 +535,10 @@ def _action_events(action: tools.Action, question: str | None = None) -> Iterato
         plan = _plan_in(action.text)
         if plan:
             yield TodosStated(plan)
-    elif action.kind == "message" and action.text:
-        yield AssistantSaid(action.text, question)
+    elif action.kind in ("message", "ask") and action.text:
+        # Words sent to the user through a tool, a question to them included: what they
+        # state is the assistant's (a question sentence itself tells nothing).
+        yield AssistantSaid(action.text, question if action.kind == "message" else None)
     elif action.kind == "memory" and action.text:
         yield from (TodoChanged(todo) for todo in tools.checklist(action.text))
 
