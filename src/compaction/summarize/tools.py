@@ -2449,6 +2449,7 @@ _FEEDBACK_INTRO = re.compile(r"^The user (?:has )?provided (?:the following )?fe
 _REPLY_MARKS = ("<feedback>", "The user ", '"feedback"')
 
 
+@text_cache()
 def user_reply_in(result: str) -> UserReply | None:
     """The user's reply a tool's result carries (None where it carries none)."""
     if not any(mark in result for mark in _REPLY_MARKS):

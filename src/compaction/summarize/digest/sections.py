@@ -554,8 +554,9 @@ class Values(Section[ValuesState]):
             alike = _kind(unit)
         else:
             made = _MADE_COUNT.search(sentence)
-            new = [made[1]] if made and len(_kind(_unit(made[1]))) == 1 else []
-            new = [v for v in new if _norm(v) not in held]
+            if made is None or len(_kind(_unit(made[1]))) > 1 or _norm(made[1]) in held:
+                return False
+            new = [made[1]]
             alike = frozenset(
                 u for r in state.values.values() if len(_kind(u := _unit(r.value))) == 1
             )
