@@ -142,6 +142,11 @@ def test_a_file_the_user_turns_the_assistant_away_from_says_where_it_was_sent() 
     assert "(modified; the user pointed to app/api/import_controller.ex instead)" in rendered(
         extract_ledger(elsewhere)
     )
+    stop = say("user", "Stop — app/api/v1/listings.py is never edited by hand. Everything goes "
+                       "into app/api/v2/listings.py.")  # fmt: skip
+    assert "(modified; the user pointed to app/api/v2/listings.py instead)" in rendered(
+        extract_ledger([*edits[:3], stop])
+    )
     status = [*edits[:3], say("user", "It returns the wrong status code. See app/api/errors.py.")]
     assert "pointed to" not in rendered(extract_ledger(status))
 
@@ -3614,6 +3619,21 @@ def test_claude_codes_interruption_marker_is_not_the_users_words() -> None:
     assert signals.own_words("[Request interrupted by user]") == ""
     assert signals.own_words("Please [Request interrupted by user] quote it.") == (
         "Please [Request interrupted by user] quote it."
+    )
+
+
+def test_amazon_qs_framed_entries_are_read_for_the_users_words() -> None:
+    # Amazon Q Developer CLI frames each prompt: a context entry (the time), then the
+    # user's message (crates/chat-cli/src/cli/chat/{conversation,message}.rs).
+    said = (
+        "--- CONTEXT ENTRY BEGIN ---\nCurrent time: Friday, 2026-11-20T11:46:05+01:00\n"
+        "--- CONTEXT ENTRY END ---\n\n--- USER MESSAGE BEGIN ---\nStop — terraform/envs/prod/"
+        "main.tf is never edited by hand. Everything goes into terraform/envs/staging/main.tf."
+        "--- USER MESSAGE END ---\n\n"
+    )
+    assert signals.own_words(said) == (
+        "Stop — terraform/envs/prod/main.tf is never edited by hand. "
+        "Everything goes into terraform/envs/staging/main.tf."
     )
 
 

@@ -728,6 +728,18 @@ _BLOCK = re.compile(r"^<([A-Za-z][\w-]*)>[ \t]*\n?(.*?)\n?[ \t]*</\1>[ \t]*$", r
 # `<task>`); by one of the others, what the agent added beside it (the date, the open file,
 # reminders, an environment dump). Any other tag is markup the user wrote or pasted.
 _REQUEST_WORDS = frozenset({"user", "request", "query", "task", "feedback", "prompt"})
+# The same blocks between dashed headers (Amazon Q Developer CLI: `--- USER MESSAGE BEGIN ---`,
+# `--- CONTEXT ENTRY BEGIN ---`), read as tags named by their words.
+_DASHED_BLOCK = re.compile(
+    r"^--- ([A-Z][A-Z ]{0,40}) BEGIN ---\n(.*?)--- \1 END ---[ \t]*$", re.M | re.S
+)
+
+
+def _as_tags(match: re.Match[str]) -> str:
+    name = match.group(1).lower().replace(" ", "_")
+    return f"<{name}>\n{match.group(2).rstrip()}\n</{name}>"
+
+
 _CONTEXT_WORDS = frozenset(
     {
         "context",
@@ -766,6 +778,8 @@ def own_words(text: str) -> str:
         text = _INTERRUPTED.sub("", text, count=1).strip()
     if "```" in text:
         text = _without_attached_files(text).strip()
+    if " BEGIN ---" in text:
+        text = _DASHED_BLOCK.sub(_as_tags, text)
     if "</" not in text:
         return text
     pieces: list[str] = []

@@ -651,13 +651,15 @@ class FilesState:
 
 # A user's turn that turns the assistant away from what it just did: in its first sentence
 # ("Not that one — …", "no, not that file", "That's the wrong router.", "That's the HTML
-# controller — wrong place"), or opening "No, use …" (not "No, that's fine").
+# controller — wrong place"), or opening "No, use …" (not "No, that's fine") or "Stop — …".
 _TURNS_AWAY = re.compile(
     r"\bnot\s+(?:that|this|there|in\s+(?:that|this))\b"
     r"|\bwrong\s+(?:place|spot|file|one|module|router|controller|directory|folder|dir|package"
     r"|class|component|repo|repository|service|endpoint|app|project|path|location)\b"
     r"|^\W*(?:no|nope|nah)\b\W*(?:use|edit|change|look\s+(?:at|in)|it\s+(?:is|lives)\s+in"
-    r"|it's\s+in)\b",
+    r"|it's\s+in)\b"
+    # "Stop — X is never edited by hand": an interjection halting what it just did.
+    r"|^\W*stop\s*[—–,!:-]",
     re.IGNORECASE,
 )
 _FIRST_SENTENCE = re.compile(r"[^\n]*?(?:[.!?](?=\s)|\n|$)")
