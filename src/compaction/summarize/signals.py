@@ -284,10 +284,12 @@ def exit_status(text: str, *, is_error: bool = False) -> int | None:
     return 1 if is_error else None
 
 
-# A line naming itself a summary or result, with a count of passed or failed tests on it.
+# A line naming itself a summary or result, with a count of passed or failed tests on it
+# (`3 passed`, or labelled: .NET's `Test summary: total: 47, failed: 1, succeeded: 46`).
 _LABELLED_SUMMARY = re.compile(
-    r"^[ \t]*((?:[A-Za-z][\w ]{0,20})?(?:[Ss]ummary|[Rr]esults?):[^\n]*?\b\d+(?:/\d+)?\s+"
-    r"(?:tests?\s+)?(?:passed|failed)\b[^\n]*)$",
+    r"^[ \t]*((?:[A-Za-z][\w ]{0,20})?(?:[Ss]ummary|[Rr]esults?):[^\n]*?"
+    r"(?:\b\d+(?:/\d+)?\s+(?:tests?\s+)?(?:passed|failed)\b|\b(?:passed|failed|succeeded):\s*\d+)"
+    r"[^\n]*)$",
     re.MULTILINE,
 )
 # How long a run took, closing its summary line: `in 0.2s`, `in 0.4 (0.7) seconds`.
