@@ -864,6 +864,31 @@ def test_a_todo_left_out_of_a_whole_list_is_told_as_removed_not_lost() -> None:
     assert "- [removed from the list] Remove the old shim" in resumed
     assert "- Write the docs" in resumed
 
+    # A list numbered anew gives a left-out item's id to another: an id naming other words
+    # is another item (one renamed keeps most of its words).
+    def numbered(call_id: str, *items: tuple[int, str, str]) -> Message:
+        todo_list = [{"id": n, "title": t, "status": st} for n, t, st in items]
+        return call(call_id, "manage_todo_list", todoList=todo_list)
+
+    done = (1, "Persist reminders", "completed")
+    titles = (
+        "Backfill booked visits",
+        "Alert on the outbox backlog",
+        "Alert on the backlog over 500",
+    )
+    lists = [(2, title, "not-started") for title in titles]
+    renumbered = extract_ledger(
+        [
+            message
+            for k, item in enumerate(lists)
+            for message in (numbered(str(k), done, item), result(str(k), "Wrote the todo list"))
+        ]
+    )
+    text = rendered(renumbered)
+    assert "- [removed from the list] Backfill booked visits" in text
+    assert "- Alert on the backlog over 500" in text
+    assert "- [removed from the list] Alert on the outbox backlog\n" not in text
+
 
 def test_bracketed_fail_verdicts_name_the_tests_that_failed() -> None:
     # alcotest prints one line per test, the verdict in brackets first.
@@ -909,6 +934,22 @@ def test_a_summary_of_capitalized_outcome_counts_is_read() -> None:
     assert not signals.summary_fails("[ FAIL 0 | WARN 0 | SKIP 0 | PASS 37 ]")
     # Words and numbers that are no list of counts are not a summary.
     assert signals.test_summary("GET /api/items 404\nretry 3 of 5\nerror 2 times") is None
+
+
+def test_dotnets_terminal_logger_summary_of_labelled_counts_is_read() -> None:
+    # .NET's terminal logger closes `dotnet test` with `Test summary: total: N, failed: F, …`,
+    # then the build's verdict ("Build failed with 1 error(s)", which is no test count).
+    failed = (
+        "  Tailwag.Api.Tests test net8.0 failed with 1 error(s) (2.6s)\n\n"
+        "Test summary: total: 47, failed: 1, succeeded: 46, skipped: 0, duration: 2.6s\n"
+        "Build failed with 1 error(s) in 4.5s\n\nCommand exited with code 1"
+    )
+    summary = signals.test_summary(failed)
+    assert summary is not None and "total: 47, failed: 1, succeeded: 46" in summary
+    assert signals.summary_fails(summary)
+    passed = "Test summary: total: 40, failed: 0, succeeded: 40, skipped: 0, duration: 1.0s\n"
+    passed += "Build succeeded in 6.8s"
+    assert not signals.summary_fails(signals.test_summary(passed) or "failed")
 
 
 def test_a_markdown_heading_is_no_sentence_of_the_prose_below_it() -> None:

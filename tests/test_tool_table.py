@@ -717,6 +717,49 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
     # `todo_write` under the extension `todo`, the whole checklist each time.
     ("goose", "todo__todo_write", {"content": CHECKLIST}, (CHECKLIST_TODOS,)),
     ("goose", "todo__todo_read", {}, ()),
+    # --- GitHub Copilot agent mode (microsoft/vscode-copilot-chat)
+    (
+        "copilot",
+        "run_in_terminal",
+        {"command": "dotnet test", "explanation": "Run the tests.", "isBackground": False},
+        (command("dotnet test"),),
+    ),
+    (
+        "copilot",
+        "create_file",
+        {"filePath": "/w/src/A.cs", "content": "x"},
+        (file("/w/src/A.cs", "created"),),
+    ),
+    (
+        "copilot",
+        "replace_string_in_file",
+        {"filePath": "/w/src/A.cs", "oldString": "a", "newString": "b"},
+        (file("/w/src/A.cs", "modified"),),
+    ),
+    (
+        "copilot",
+        "multi_replace_string_in_file",
+        {
+            "explanation": "Two edits.",
+            "replacements": [
+                {"filePath": "/w/appsettings.json", "oldString": "a", "newString": "b"},
+                {"filePath": "/w/src/B.cs", "oldString": "c", "newString": "d"},
+            ],
+        },
+        (file("/w/appsettings.json", "modified"), file("/w/src/B.cs", "modified")),
+    ),
+    (
+        "copilot",
+        "manage_todo_list",
+        {
+            "todoList": [
+                {"id": 1, "title": "Persist", "status": "completed"},
+                {"id": 2, "title": "Alert", "status": "not-started"},
+            ]
+        },
+        (todos(Todo("Persist", "completed", "1"), Todo("Alert", "pending", "2")),),
+    ),
+    ("copilot", "manage_todo_list", {"operation": "read"}, ()),
 ]
 
 

@@ -194,6 +194,7 @@ _OPENHANDS = ("openhands",)
 _SWE = ("swe-agent",)
 _GEMINI = ("gemini-cli",)
 _GOOSE = ("goose",)
+_COPILOT = ("copilot",)
 _MCP_FS = ("mcp-filesystem",)
 
 
@@ -517,6 +518,23 @@ TOOLS: tuple[ToolMeaning, ...] = (
         todo_shape=_CHECKLIST,
     ),
     _none(("todo__read", "todo__todo_read"), _GOOSE),
+    # --- GitHub Copilot agent mode (microsoft/vscode-copilot-chat: src/extension/tools/
+    # common/toolNames.ts; the terminal and to-do tools from VS Code). `manage_todo_list`
+    # writes the whole list, numbered anew as the model likes; `read` only reads it.
+    _command("run_in_terminal", _COPILOT, "command"),
+    _file("create_file", _COPILOT, "created", "filePath"),
+    _file(("replace_string_in_file", "insert_edit_into_file"), _COPILOT, "modified", "filePath"),
+    _file("multi_replace_string_in_file", _COPILOT, "modified", "replacements"),
+    ToolMeaning(
+        ("manage_todo_list",),
+        "todos",
+        _COPILOT,
+        todos_key="todoList",
+        todo_shape=TodoShape(text_keys=("title", "description"), id_key="id"),
+        subcommand_key="operation",
+        todos_subcommands=("write",),
+    ),
+    _none(("get_terminal_output", "get_errors", "terminal_last_command"), _COPILOT),
     # --- Gemini CLI (packages/core/src/tools/definitions/base-declarations.ts)
     _command("run_shell_command", _GEMINI, "command"),
     _file("write_file", ("gemini-cli", "mcp-filesystem"), "written", "file_path", "path"),
@@ -767,10 +785,10 @@ def _row_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator[
         )
         return
     if kind == "todos":
-        if (
-            row.todos_subcommands
-            and arguments.get(row.subcommand_key or "") not in row.todos_subcommands
-        ):
+        sub = arguments.get(row.subcommand_key or "")
+        # A list stated with no subcommand at all is the list (Copilot's current schema).
+        stated = sub is None and row.todos_key in arguments
+        if row.todos_subcommands and sub not in row.todos_subcommands and not stated:
             return
         todos = _todos(arguments.get(row.todos_key or ""), row.todo_shape or _ITEMS)
         if todos is not None:

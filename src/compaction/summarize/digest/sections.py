@@ -1586,14 +1586,26 @@ def _with_dropped(earlier: list[Todo], later: list[Todo]) -> list[Todo]:
     """`later`, a whole list the tool stated, followed by the items of `earlier` it leaves
     out: an open one was removed from the list (what became of it is not said), a closed
     one stays as it was."""
-    ids = {t.id for t in later if t.id is not None}
+    by_id = {t.id: t for t in later if t.id is not None}
     texts = {t.text for t in later}
     dropped = [
         t if t.status in ("completed", "cancelled", "removed") else Todo(t.text, "removed", t.id)
         for t in earlier
-        if t.text and t.text not in texts and (t.id is None or t.id not in ids)
+        if t.text and t.text not in texts and not _renamed(t, by_id.get(t.id))
     ]
     return [*later, *dropped]
+
+
+def _renamed(earlier: Todo, later: Todo | None) -> bool:
+    """Whether `later`, the item of a later list under `earlier`'s id, is it renamed: most of
+    the words of the shorter are the other's (a list numbered anew gives a left-out item's
+    id to another)."""
+    if later is None or earlier.id is None:
+        return False
+    if not later.text:
+        return True
+    words, other = signals.significant_words(earlier.text), signals.significant_words(later.text)
+    return 2 * len(words & other) >= min(len(words), len(other))
 
 
 def _closes(done_sentence: str, todo: str) -> bool:
