@@ -1433,11 +1433,11 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
-        # roostory-style's, qstory-style's and copilotstory-style's.
+        # roostory-style's, qstory-style's, copilotstory-style's and cursorstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
-                     "qstory-style", "copilotstory-style")  # fmt: skip
+                     "qstory-style", "copilotstory-style", "cursorstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -5268,6 +5268,138 @@ def test_copilotstory_style_speaks_copilots_tools_and_moves_its_todo_list() -> N
         assert len(added) == 2 and all(end[t] == "not-started" for t in added)
         assert sum(v == "completed" for v in end.values()) >= 4
         assert "<todoList>" not in users[1] and "<todoList>\n# Todo List\n\n- [" in users[-1]
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Cursor's agent tools: (arguments every call gives, arguments a call may add).
+_CURSORSTORY_ARGS = {
+    "run_terminal_cmd": ({"command", "is_background", "explanation"}, set()),
+    "read_file": ({"target_file"}, {"offset", "limit"}),
+    "edit_file": ({"target_file", "instructions", "code_edit"}, set()),
+    "search_replace": ({"file_path", "old_string", "new_string"}, set()),
+    "delete_file": ({"target_file", "explanation"}, set()),
+    "grep": ({"pattern", "path", "output_mode"}, set()),
+    "codebase_search": ({"query", "target_directories", "explanation"}, set()),
+    "glob_file_search": ({"glob_pattern", "target_directory"}, set()),
+    "list_dir": ({"target_directory"}, set()),
+    "read_lints": ({"paths"}, set()),
+    "todo_write": ({"merge", "todos"}, set()),
+}
+_CURSORSTORY_RAN = re.compile(
+    r"\AExit code: (\d+)\n\nCommand output:\n\n```\n(.*)\n```\n\nCommand completed\.\n\n"
+    r"The previous shell command ended, so on the next invocation of this tool, you will be "
+    r"reusing the shell\.\n\nOn the next terminal tool call, the directory of the shell will "
+    r"already be /Users/\w+/src/\w+\.(\n\n<system_reminder>\n.+\n</system_reminder>)?\Z",
+    re.S,
+)
+
+
+def test_cursorstory_style_speaks_cursors_tools_and_merges_its_todo_list() -> None:
+    from compaction.eval.families.cursorstory import MARKER, TODO_ANSWER
+
+    for session in sessions("cursorstory-style"):
+        messages = session.conversation.messages
+        users = [m.text for m in messages if m.role == "user"]
+        assert all(u.startswith("<user_query>\n") and u.endswith("\n</user_query>") for u in users)
+        results = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        names, runs, writes, edits, replaced = set(), [], [], [], []
+        for message in messages:
+            for call in message.tool_calls:
+                args, text = json.loads(call.arguments), results[call.id]
+                must, may = _CURSORSTORY_ARGS[call.name]
+                assert must <= set(args) <= must | may, (call.name, sorted(args))
+                names.add(call.name)
+                if call.name == "run_terminal_cmd":
+                    ran = _CURSORSTORY_RAN.match(text)
+                    assert ran and args["is_background"] is False, text[-300:]
+                    assert "\n" not in args["command"] and args["explanation"].endswith(".")
+                    runs.append((args["command"], int(ran[1]), ran[2]))
+                elif call.name == "read_file":
+                    # LINE_NUMBER|LINE_CONTENT, from the offset asked for.
+                    lines = text.split("\n")
+                    start = args.get("offset", 1)
+                    assert all(re.match(rf" *{start + k}\|", x) for k, x in enumerate(lines))
+                    assert args.get("limit", len(lines)) == len(lines)
+                elif call.name == "edit_file":
+                    head = "The apply model made the following changes to the file:\n\n```\n"
+                    assert text.startswith(head) and text.endswith("\n```\n")
+                    diff = text[len(head) : -len("\n```\n")].split("\n")
+                    assert all(x[:2] in ("  ", "- ", "+ ") for x in diff), diff
+                    edits.append((args, diff))
+                elif call.name == "search_replace":
+                    assert args["old_string"] != args["new_string"]
+                    updated = f"The file {args['file_path']} has been updated. Here's a "
+                    assert text.startswith(updated + "relevant snippet of the edited file:\n")
+                    replaced.append(args)
+                elif call.name == "delete_file":
+                    assert text == "File deleted successfully."
+                elif call.name == "grep":
+                    assert args["output_mode"] == "content"
+                    for block in text.split("\n\n"):
+                        path, *hits = block.split("\n")
+                        assert "/" in path or path.endswith(".txt")
+                        assert hits and all(re.match(r"\d+:", h) for h in hits)
+                elif call.name == "todo_write":
+                    assert text.startswith(TODO_ANSWER)
+                    writes.append((args, json.loads(text[len(TODO_ANSWER) :])))
+        assert names == set(_CURSORSTORY_ARGS)
+        # Sketches stand for unchanged code with Cursor's marker; a new file is its whole text.
+        sketches = [a for a, _ in edits if a["code_edit"].startswith(MARKER)]
+        assert len(sketches) == 3 and all(a["code_edit"].endswith(MARKER) for a in sketches)
+        assert sum(diff[0] == "- " for _, diff in edits) == 4
+        # The wrong file is edited, then put back: the replacement undoes the sketch.
+        (wrong, wrong_diff), revert = edits[0], replaced[0]
+        assert revert["file_path"] == wrong["target_file"]
+        put_in = [x[2:] for x in wrong_diff if x.startswith("+ ")]
+        taken_out = [x[2:] for x in wrong_diff if x.startswith("- ")]
+        assert revert["old_string"].split("\n")[1:-1] == put_in
+        assert revert["new_string"].split("\n")[1:-1] == taken_out
+        # The build fails on C++14 headers, then links; ctest fails, passes, fails.
+        builds = [(code, out) for cmd, code, out in runs if cmd == "cmake --build build"]
+        assert [code for code, _ in builds] == [1, 0]
+        assert "error: no template named 'optional' in namespace 'std'" in builds[0][1]
+        assert builds[0][1].endswith("ninja: build stopped: subcommand failed.")
+        tests = [(code, out) for cmd, code, out in runs if cmd.startswith("ctest ")]
+        summaries = [re.findall(r"^(\d+)% tests passed, (\d+) tests failed out of (\d+)$", out,
+                                re.M)[0] for _, out in tests]  # fmt: skip
+        assert [f for _, f, _ in summaries] == ["1", "0", "1"]
+        assert [code for code, _ in tests] == [8, 0, 8]
+        assert all(int(p) == 100 * (int(n) - int(f)) // int(n) for p, f, n in summaries)
+        for _, out in (tests[0], tests[2]):
+            assert "The following tests FAILED:" in out and "[  FAILED  ] BatcherTest." in out
+        deleted = [a["target_file"] for a, _ in _calls(session, "delete_file")]
+        assert deleted == ["src/export/flush_thread.cpp", "src/export/flush_thread.h"]
+        lints = [r for _, r in _calls(session, "read_lints")]
+        assert "[cppcoreguidelines-special-member-functions]" in lints[0]
+        assert lints[1] == "No linter errors found."
+        # The to-do list: written whole once, then only what changed, merged by id.
+        assert [a["merge"] for a, _ in writes] == [False, True, True, True]
+        merged: dict[str, dict[str, str]] = {}
+        for arguments, listed in writes:
+            if arguments["merge"]:
+                assert 0 < len(arguments["todos"]) < len(merged)
+            for item in arguments["todos"]:
+                assert item["status"] in {"pending", "in_progress", "completed", "cancelled"}
+                assert ("content" in item) == (item["id"] not in merged)
+                merged.setdefault(item["id"], {"id": item["id"]}).update(item)
+            assert [(i["id"], i["content"], i["status"]) for i in listed] == [
+                (i["id"], i["content"], i["status"]) for i in merged.values()
+            ]
+        first, last = writes[0][1], writes[-1][1]
+        assert [i["status"] for i in first].count("in_progress") == 1
+        [cancelled] = [i["content"] for i in last if i["status"] == "cancelled"]
+        assert "Prometheus" in cancelled
+        added = [i for i in last if i["id"] not in {j["id"] for j in first}]
+        assert len(added) == 2 and all(i["status"] == "pending" for i in added)
+        assert sum(i["status"] == "completed" for i in last) >= 4
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

@@ -18,6 +18,7 @@ from compaction.eval.families import (
     ccstory,
     codeact,
     copilotstory,
+    cursorstory,
     cxstory,
     gcstory,
     gsstory,
@@ -130,6 +131,8 @@ FAMILIES[roostory.FAMILY] = roostory.write
 FAMILIES[qstory.FAMILY] = qstory.write
 # Written with a story of its own, not `tell`: Copilot agent mode's tools on an ASP.NET Core API.
 FAMILIES[copilotstory.FAMILY] = copilotstory.write
+# Written with a story of its own, not `tell`: Cursor agent's native tools on a C++/CMake library.
+FAMILIES[cursorstory.FAMILY] = cursorstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
