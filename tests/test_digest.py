@@ -142,6 +142,17 @@ def test_a_file_the_user_turns_the_assistant_away_from_says_where_it_was_sent() 
     assert "(modified; the user pointed to app/api/import_controller.ex instead)" in rendered(
         extract_ledger(elsewhere)
     )
+    wrong = say("user", "Wrong handler. app/api/v1/listings.py is frozen; everything new goes "
+                        "through app/api/v2/listings.py.")  # fmt: skip
+    assert "(modified; the user pointed to app/api/v2/listings.py instead)" in rendered(
+        extract_ledger([*edits[:3], wrong])
+    )
+    # The place pointed to read just before (the assistant looked at it, then edited the
+    # other): the turn names the file away first, where to work after it.
+    looked = [call("8", "Read", file_path="app/api/v2/listings.py"), result("8", "router = 1")]
+    assert "(modified; the user pointed to app/api/v2/listings.py instead)" in rendered(
+        extract_ledger([edits[0], *looked, *edits[1:3], wrong])
+    )
     stop = say("user", "Stop — app/api/v1/listings.py is never edited by hand. Everything goes "
                        "into app/api/v2/listings.py.")  # fmt: skip
     assert "(modified; the user pointed to app/api/v2/listings.py instead)" in rendered(
@@ -2028,6 +2039,19 @@ def test_a_decision_added_beside_one_does_not_replace_it() -> None:
     decisions = ledger.state("decisions").decisions
     assert decisions[0].text == decided
     assert all(not d.superseded_by for d in decisions)
+
+
+def test_a_word_on_where_the_work_starts_does_not_revise_the_plan() -> None:
+    # "Starting with the exporter's record path." names the plan's words and says only what
+    # comes first; the plan stands until a statement replaces it.
+    plan = (
+        "Plan: a `std::deque<Sample>` guarded by a `std::mutex` inside the exporter; `record()` "
+        "pushes, and a flusher drains it when it reaches the batch size."
+    )
+    ledger = extract_ledger(
+        [say("assistant", plan), say("assistant", "Starting with the exporter's record path.")]
+    )
+    assert all(not d.superseded_by for d in ledger.state("decisions").decisions)
 
 
 def test_what_a_decision_goes_on_to_say_in_its_own_message_does_not_replace_it() -> None:

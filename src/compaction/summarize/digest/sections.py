@@ -658,8 +658,9 @@ _TURNS_AWAY = re.compile(
     r"|class|component|repo|repository|service|endpoint|app|project|path|location)\b"
     r"|^\W*(?:no|nope|nah)\b\W*(?:use|edit|change|look\s+(?:at|in)|it\s+(?:is|lives)\s+in"
     r"|it's\s+in)\b"
-    # "Stop — X is never edited by hand": an interjection halting what it just did.
-    r"|^\W*stop\s*[—–,!:-]",
+    # "Stop — X is never edited by hand": an interjection halting what it just did; "Wrong
+    # exporter.": a sentence saying no more than what was wrong.
+    r"|^\W*stop\s*[—–,!:-]|^\W*wrong\s+[\w-]+\s*[.!—–:-]",
     re.IGNORECASE,
 )
 _FIRST_SENTENCE = re.compile(r"[^\n]*?(?:[.!?](?=\s)|\n|$)")
@@ -687,9 +688,16 @@ def _turned_away(
         return None
     named = signals.paths_in(text)
     to = next((n for n in named if not any(_same_file(r, n) for r in recent)), None)
+    if to is None and len(named) >= 2:
+        # Both just touched (the place pointed to was read before the other was edited):
+        # the turn names the file away first and where to work after it.
+        to = named[-1]
     if to is None:
         return None
-    away = next((r for r in recent if any(_same_file(r, n) for n in named)), None)
+    away = next(
+        (r for n in named for r in reversed(recent) if _same_file(r, n) and not _same_file(r, to)),
+        None,
+    )
     return (away or (recent[-1] if recent and last else None)), to
 
 
@@ -1246,6 +1254,8 @@ _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)
 # A remark on how a decision is going, not a new word on what it is: "X is in place".
 _STATUS = signals.cue(
     r"\b(?:in\s+place|configured|set\s+up|is\s+live|works|working|passes|passing|ready|"
+    # or where the work on it starts: "Starting with the exporter's record path."
+    r"starting\s+(?:with|on)|beginning\s+with|moving\s+on\s+to|"
     r"landed|merged|deployed|looks?\s+(?:good|fine|right)|"
     # or a measurement of it: "one flush averages 715 ms"
     r"averag(?:e|es|ed)|median|measured|benchmarked)\b"
