@@ -1596,7 +1596,7 @@ def _with_dropped(earlier: list[Todo], later: list[Todo]) -> list[Todo]:
     """`later`, a whole list the tool stated, followed by the items of `earlier` it leaves
     out: an open one was removed from the list (what became of it is not said), a closed
     one stays as it was."""
-    by_id = {t.id: t for t in later if t.id is not None}
+    by_id: dict[str | None, Todo] = {t.id: t for t in later if t.id is not None}
     texts = {t.text for t in later}
     dropped = [
         t if t.status in ("completed", "cancelled", "removed") else Todo(t.text, "removed", t.id)
