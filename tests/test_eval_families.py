@@ -369,8 +369,9 @@ def test_zed_style_shares_no_tool_shape_with_another_family() -> None:
     # Real agents share names (`read_file`, `edit_file`); what their calls carry differs.
     zed = _shapes("zed-style")
     # Amp declares `list_directory` with a lone `path`, as Zed does: the one shape the two
-    # agents' own tool lists share.
-    same_in_both = {("amp-style", "list_directory")}
+    # agents' own tool lists share. Qwen Code's `list_directory` (qwenstory-style) is called
+    # with its lone required `path` too.
+    same_in_both = {("amp-style", "list_directory"), ("qwenstory-style", "list_directory")}
     for family in FAMILIES:
         if family != "zed-style":
             theirs = _shapes(family)
@@ -1433,11 +1434,13 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # codeact-style is not told by `story.tell`: its own story changes a value twice (and
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
-        # roostory-style's, qstory-style's, copilotstory-style's and cursorstory-style's.
+        # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's and
+        # qwenstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
-                     "qstory-style", "copilotstory-style", "cursorstory-style")  # fmt: skip
+                     "qstory-style", "copilotstory-style", "cursorstory-style",
+                     "qwenstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -5400,6 +5403,117 @@ def test_cursorstory_style_speaks_cursors_tools_and_merges_its_todo_list() -> No
         added = [i for i in last if i["id"] not in {j["id"] for j in first}]
         assert len(added) == 2 and all(i["status"] == "pending" for i in added)
         assert sum(i["status"] == "completed" for i in last) >= 4
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Qwen Code's core tools and the argument keys each may take.
+_QWEN_TOOLS = {
+    "run_shell_command": {"command", "is_background", "description", "directory"},
+    "read_file": {"absolute_path", "offset", "limit"},
+    "write_file": {"file_path", "content"},
+    "edit": {"file_path", "old_string", "new_string", "replace_all"},
+    "grep_search": {"pattern", "path", "glob"},
+    "glob": {"pattern", "path"},
+    "list_directory": {"path"},
+    "save_memory": {"fact", "scope"},
+    "todo_write": {"todos"},
+}
+#: How Qwen Code reports a finished foreground command.
+_QWEN_SHELL = re.compile(
+    r"\ACommand: (.+)\nDirectory: \(root\)\nOutput: .*\nError: \(none\)\nExit Code: (\d+)\n"
+    r"Signal: \(none\)\nBackground PIDs: \(none\)\nProcess Group PGID: \d+\Z",
+    re.S,
+)
+
+
+def test_qwenstory_style_speaks_qwen_codes_tools_and_moves_its_todo_list() -> None:
+    for session in sessions("qwenstory-style"):
+        messages = session.conversation.messages
+        assert messages[0].role == "system"
+        assert messages[0].text.startswith("You are Qwen Code, an interactive CLI agent")
+        results = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        commands, todo_lists, edits, used = [], [], [], set()
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = results[call.id]
+                assert call.name in _QWEN_TOOLS and set(args) <= _QWEN_TOOLS[call.name], call.name
+                used.add(call.name)
+                path = args.get("absolute_path") or args.get("file_path") or args.get("path")
+                if path is not None:
+                    assert path.startswith("/home/"), path
+                if call.name == "run_shell_command":
+                    assert args["is_background"] is False and args["description"]
+                    match = _QWEN_SHELL.match(text)
+                    assert match and match[1] == args["command"], text[:200]
+                    commands.append((args["command"], int(match[2]), text))
+                elif call.name == "read_file" and "offset" in args:
+                    start = args["offset"] + 1
+                    assert text.startswith(f"Showing lines {start}-{start + args['limit'] - 1} of ")
+                elif call.name == "write_file":
+                    assert text in (f"Successfully created and wrote to new file: {path}.",
+                                    f"Successfully overwrote file: {path}.")  # fmt: skip
+                elif call.name == "edit":
+                    assert args["old_string"] != args["new_string"]
+                    assert text.startswith(f"The file: {path} has been updated. Showing lines ")
+                    assert text.endswith(f"from the edited file:\n\n---\n\n{args['new_string']}")
+                    edits.append(args)
+                elif call.name == "grep_search":
+                    assert re.match(r'\AFound \d+ match(es)? for pattern "', text)
+                    assert "\n---\nFile: lib/" in text
+                elif call.name == "save_memory":
+                    assert args["scope"] == "project"
+                    fact = args["fact"]
+                    assert text == f'Okay, I\'ve remembered that in project memory: "{fact}"'
+                elif call.name == "todo_write":
+                    todos = args["todos"]
+                    assert all(set(item) == {"id", "content", "status"} for item in todos)
+                    assert text.startswith("Todos have been modified successfully. ")
+                    assert json.dumps(todos, separators=(",", ":")) in text
+                    assert text.endswith("</system-reminder>")
+                    todo_lists.append(todos)
+        assert used == set(_QWEN_TOOLS)
+        # The wrong file is edited, then put back by the reverse edit.
+        first, undo = edits[0], edits[1]
+        assert undo["file_path"] == first["file_path"] and "/legacy/" in first["file_path"]
+        assert (undo["old_string"], undo["new_string"]) == (first["new_string"],
+                                                            first["old_string"])  # fmt: skip
+        # flutter test and dart analyze print as they do; their exit codes say so.
+        runs = [(code, text) for command, code, text in commands if command.startswith("flutter")]
+        summaries = [re.findall(r"^\d\d:\d\d \+\d+(?: -(\d+))?: (Some tests failed\.|All tests "
+                                r"passed!)$", text, re.M) for _, text in runs]  # fmt: skip
+        failed, passed = ("1", "Some tests failed."), ("", "All tests passed!")
+        assert [s[-1] for s in summaries] == [failed, passed, failed]
+        assert [code for code, _ in runs] == [1, 0, 1]
+        assert all("[E]\n  Expected: " in text for code, text in runs if code)
+        analyzed = [(code, text) for command, code, text in commands if "dart analyze" in command]
+        assert [code for code, _ in analyzed] == [3, 0]
+        assert " - undefined_named_parameter\n" in analyzed[0][1]
+        assert "2 issues found." in analyzed[0][1]
+        assert "No issues found!" in analyzed[1][1]
+        assert any(c.startswith("git rm lib/") for c, _, _ in commands)
+        assert any(c.startswith("git log --oneline -S ") for c, _, _ in commands)
+        # The to-do list moves along: one item in progress at a time, items completed, one
+        # dropped (left out of the list), one added mid-session that stays open.
+        assert all(sum(i["status"] == "in_progress" for i in items) <= 1 for items in todo_lists)
+        assert all(i["status"] in {"pending", "in_progress", "completed"}
+                   for items in todo_lists for i in items)  # fmt: skip
+        start, end = todo_lists[0], {i["id"]: i for i in todo_lists[-1]}
+        [dropped] = [i for i in start if i["id"] not in end]
+        assert dropped["content"].startswith("Draft migration")
+        added = [i for i in end.values() if i["id"] not in {j["id"] for j in start}]
+        assert len(added) == 2 and all(i["status"] != "completed" for i in added)
+        assert any(i["content"].startswith("Pending-count badge") and i["status"] == "pending"
+                   for i in added)  # fmt: skip
+        assert sum(i["status"] == "completed" for i in end.values()) >= 4
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

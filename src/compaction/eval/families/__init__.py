@@ -25,6 +25,7 @@ from compaction.eval.families import (
     ocstory,
     ohstory,
     qstory,
+    qwenstory,
     roostory,
 )
 from compaction.eval.families._base import ProbeLeakError, Voice
@@ -133,6 +134,8 @@ FAMILIES[qstory.FAMILY] = qstory.write
 FAMILIES[copilotstory.FAMILY] = copilotstory.write
 # Written with a story of its own, not `tell`: Cursor agent's native tools on a C++/CMake library.
 FAMILIES[cursorstory.FAMILY] = cursorstory.write
+# Written with a story of its own, not `tell`: Qwen Code's native tools on a Flutter app.
+FAMILIES[qwenstory.FAMILY] = qwenstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
