@@ -397,25 +397,6 @@ def test_the_fresh_result_is_masked_last_when_nothing_else_can_meet_the_target()
     assert any(r.index == len(conversation) - 1 for r in result.receipt.removed)
 
 
-def test_a_summary_is_never_dropped_while_the_fresh_result_can_give_room() -> None:
-    # Room for a little more than the task and the fresh result: the summary of everything
-    # before is shrunk, then the fresh result shortened for the rest; dropped, the summary's
-    # facts would be gone for good (shrunk, the next compaction renders it in full again).
-    conversation = _ends_with_a_fresh_result()
-    listing = "\n".join(f"{n:4d}  def fresh_{n}(): return {n}" for n in range(300))
-    *head, last = conversation.messages
-    fresh = last.with_parts((last.tool_results[0].with_text(listing),))
-    conversation = conversation.with_messages((*head, fresh))
-    compactor = Compactor(CompactionConfig(keep_recent_n=2))
-    floor = compactor.count(conversation.with_messages((*head[:2], *conversation.messages[-2:])))
-    result = compactor.compact(conversation, max_tokens=floor + 30)
-    assert result.receipt.target_met
-    assert any(m.is_summary for m in result.conversation.messages)
-    assert (
-        "elided to fit the context window" in result.conversation.messages[-1].tool_results[0].text
-    )
-
-
 def test_user_words_beside_tool_results_are_the_live_turn() -> None:
     # Anthropic clients send the user's next message in the message carrying the results.
     conversation = _ends_with_a_fresh_result("anthropic")

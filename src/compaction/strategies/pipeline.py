@@ -153,9 +153,8 @@ def _shrink(work: Workspace, details: list[str]) -> None:
         if work.fits():
             break
         work.resize(index, max(work.slots[index].tokens - work.over_by(), 0))
-    # Still over, every summary at its shortest: they merge into one, then what the model
-    # is about to read is shortened; a summary is dropped only when that is not enough (a
-    # shrunk one is rendered in full again by the next compaction, a dropped one is gone).
+    # Still over: what the model is about to read stays verbatim when dropping summaries
+    # (their originals are archived) is enough; otherwise it is shortened first.
     droppable = sum(work.slots[i].tokens for i in summaries if not work.marker_needed(i))
     if not work.fits() and work.total() - droppable - _live_gain(work) > work.target:
         # Out of reach even with every summary gone and the live results at their shortest:
@@ -166,10 +165,10 @@ def _shrink(work: Workspace, details: list[str]) -> None:
         details.append("summaries kept in full (the target is out of reach)")
         return
     shortened = dropped = folded = 0
+    if not work.fits() and droppable < work.over_by():
+        shortened = shorten_live(work)
     if not work.fits():
         folded = _fold_digests(work, summaries)
-    if not work.fits():
-        shortened = shorten_live(work)
     if not work.fits():
         for index in reversed(_summaries(work)):
             if work.fits():
