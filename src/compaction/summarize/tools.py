@@ -13,7 +13,9 @@ result states in its own shape.
 
 Beside those: `meaning_of` (the merged row for a name), `command_text` and `command_actions`
 (a command argument as text, and what running it touched), `todo_id_in_result` (the id a
-`TaskCreate` result gives), `EXIT_STATUS_SHAPES` and the `FALLBACK_*` / `NAME_WORD_OPS` rules.
+`TaskCreate` result gives), `todos_in_result` (the whole list a to-do tool's result states),
+`user_reply_in` (the user's words a tool's result carries: feedback, a denial),
+`EXIT_STATUS_SHAPES` and the `FALLBACK_*` / `NAME_WORD_OPS` rules.
 
 The names and argument names come from the agents' public sources: Claude Code's tool
 documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
@@ -22,8 +24,10 @@ documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
 `src/core/prompts/tools/native-tools/`, OpenHands `agenthub/codeact_agent/tools/`, SWE-agent
 `tools/*/config.yaml`, mini-SWE-agent `config/*.yaml`, gemini-cli
 `packages/core/src/tools/definitions/base-declarations.ts`, block/goose
-`crates/goose-mcp/src/developer/`, the MCP filesystem and sequential-thinking servers and
-bytedance/trae-agent `trae_agent/tools/`.
+`crates/goose-mcp/src/developer/` and `crates/goose/src/agents/platform_extensions/todo.rs`,
+microsoft/vscode-copilot-chat `src/extension/tools/common/toolNames.ts`, aws/amazon-q-developer-cli
+`crates/chat-cli/src/cli/chat/tools/todo.rs`, the MCP filesystem and sequential-thinking
+servers and bytedance/trae-agent `trae_agent/tools/`.
 
 Everything here is a pure, deterministic function of names, argument values and strings.
 This module must never read a wire format, see a message, count tokens or call a model.
