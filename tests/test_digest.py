@@ -1249,6 +1249,20 @@ def test_the_users_words_in_a_tool_result_are_the_users_and_a_denied_use_did_not
     )
     text = rendered(ledger)
     assert "- Raise the throttle to 40 per minute, the gateway raised our limit." in text
+    # What a denied write would have defined is not the code's.
+    write = {
+        "path": "app/Jobs/Sweep.php",
+        "content": "<?php\nclass OutboxSweeper {\n}\n",
+        "line_count": 3,
+    }
+    refused_write = extract_ledger(
+        [
+            say("user", "Add the sweeper."),
+            call("9", "write_to_file", **write),
+            result("9", '{"status":"denied","message":"The user denied this operation"}'),
+        ]
+    )
+    assert "OutboxSweeper" not in rendered(refused_write)
     # A denied command did not run: listed as denied.
     refused = extract_ledger(
         [

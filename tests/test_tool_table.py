@@ -1422,6 +1422,8 @@ def test_the_users_reply_inside_a_tool_result_is_read() -> None:
         'following feedback","feedback":"Not that one. Use app/B.php."}'
     )
     assert tools.user_reply_in(denied) == tools.UserReply("Not that one. Use app/B.php.", True)
+    bare = '{"status":"denied","message":"The user denied this operation."}'
+    assert tools.user_reply_in(bare) == tools.UserReply("", True)
     xml = (
         "The user denied this operation and provided the following feedback:\n"
         "<feedback>\nNo.\n</feedback>"

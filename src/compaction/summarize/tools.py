@@ -2482,8 +2482,11 @@ def user_reply_in(result: str) -> UserReply | None:
             parsed = json.loads(result)
         except ValueError:
             parsed = None
-        if isinstance(parsed, dict) and isinstance(parsed.get("feedback"), str):
-            return UserReply(parsed["feedback"].strip(), parsed.get("status") == "denied")
+        if isinstance(parsed, dict):
+            feedback = parsed.get("feedback")
+            denied = parsed.get("status") == "denied"
+            if isinstance(feedback, str) or denied:
+                return UserReply(feedback.strip() if isinstance(feedback, str) else "", denied)
     tagged = _FEEDBACK_TAGS.search(result)
     intro = _FEEDBACK_INTRO.search(result) if tagged is not None and not denied else None
     if tagged is not None and (denied or (intro is not None and intro.start() < tagged.start())):

@@ -2235,6 +2235,10 @@ class CodeNamesState:
     files: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     # The files written since the user last spoke (what a "wrong place" turns away from).
     recent: list[str] = field(default_factory=list)
+    # What each file just written held before (None: nothing), while a denial may undo it.
+    before: dict[str, tuple[tuple[str, ...], tuple[str, ...]] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 def _names_added(
@@ -2255,7 +2259,7 @@ class CodeNames(Section[CodeNamesState]):
     what was done and said; before identifiers seen only in an output."""
 
     name = "code names"
-    events = (CodeWritten, UserSaid)
+    events = (CodeWritten, UseDenied, UserSaid)
     heading = "## Names in the code written"
 
     def new(self) -> CodeNamesState:
@@ -2276,8 +2280,17 @@ class CodeNames(Section[CodeNamesState]):
 
     def observe(self, state: CodeNamesState, event: Event, seq: int) -> None:
         if isinstance(event, CodeWritten):
+            state.before[event.path] = state.files.get(event.path)
             self._note(state, event.path, event.defines, event.imports, event.removes)
             state.recent.append(event.path)
+        elif isinstance(event, UseDenied):
+            # The user denied the write: what the file defined is as it was.
+            for path in event.paths:
+                if path in state.before:
+                    was = state.before.pop(path)
+                    state.files.pop(path, None)
+                    if was is not None:
+                        state.files[path] = was
         elif isinstance(event, UserSaid):
             # The user turned the assistant away from a file it just wrote: what it wrote
             # there is not the work's (the files section says where the user pointed).
