@@ -195,6 +195,18 @@ def test_code_the_assistant_wrote_names_what_it_defines_and_imports_from_the_pro
     assert "run_old" not in text and "selectPage" not in text and " z" not in text
     jobs = "- /repo/app/jobs.py: defines Runner, run_once; imports enqueue_retry, RetryPolicy"
     assert jobs in text
+    # A member of an imported project name the code calls is named with it (Java's
+    # `TenantHolder.merchantIdOrThrow()`: the accessor the work depends on).
+    java = (
+        "package com.acme.pay;\n\nimport com.acme.pay.security.TenantHolder;\n"
+        "import java.util.Optional;\n\npublic class IdempotencyFilter {\n"
+        "    String merchant() { return TenantHolder.merchantIdOrThrow(); }\n}\n"
+    )
+    created = extract_ledger(
+        [call("6", "str_replace_editor", command="create", path="/w/IdempotencyFilter.java",
+              file_text=java), result("6", "File created successfully.")]
+    )  # fmt: skip
+    assert "imports TenantHolder.merchantIdOrThrow" in rendered(created)
     # Under room for a few lines, the names in code written go before identifiers seen only
     # in an output.
     assert "reqId=req-8156" in text

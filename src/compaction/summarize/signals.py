@@ -913,7 +913,10 @@ def identifiers(text: str, limit: int = 8) -> tuple[str, ...]:
 # load = async (…) =>`).
 _DEFINITION = re.compile(
     r"^[ \t]*(?:export[ \t]+(?:default[ \t]+)?)?(?:pub(?:\([^)\n]*\))?[ \t]+)?"
-    r"(?:async[ \t]+)?(?:(?:def|function\*?|class|fn|func|interface|struct|enum|trait)[ \t]+"
+    # Java's, Kotlin's and C#'s modifiers before a type: `public final class X`.
+    r"(?:(?:public|protected|private|internal|static|final|abstract|sealed|open|data|partial)"
+    r"[ \t]+)*"
+    r"(?:async[ \t]+)?(?:(?:def|function\*?|class|fn|func|interface|struct|enum|trait|record)[ \t]+"
     r"(?:\([^)\n]*\)[ \t]*)?(?P<name>[A-Za-z_]\w*)"
     r"|(?:const|let|var)[ \t]+(?P<bound>[A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]*)?"
     r"(?:\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|function\b)"
@@ -931,6 +934,12 @@ _LOCAL_IMPORT = re.compile(
     r"|^[ \t]*from[ \t]+\.[\w.]*[ \t]+import[ \t]+\(?(?P<py>[\w \t,\n]+?)\)?[ \t]*$"
     r"|^[ \t]*use[ \t]+(?:crate|super|self)::(?:\w+::)*(?:\{(?P<rs>[^}]*)\}|(?P<one>\w+));",
     re.MULTILINE,
+)
+# Java's and Kotlin's imports, and the package a file declares: an import under the same
+# root (its first two parts, `com.acme`) is the project's own code.
+_PACKAGE = re.compile(r"^[ \t]*package[ \t]+([A-Za-z_]\w*\.[A-Za-z_]\w*)[\w.]*;?[ \t]*$", re.M)
+_JAVA_IMPORT = re.compile(
+    r"^[ \t]*import[ \t]+(?:static[ \t]+)?([\w.]+)\.([A-Za-z_]\w*);?[ \t]*$", re.M
 )
 #: Every text `code_names` finds a name in holds one of these (a substring search spares
 #: the patterns most edits).
@@ -957,8 +966,19 @@ def code_names(code: str, limit: int = 6) -> tuple[tuple[str, ...], tuple[str, .
             found = _IMPORTED_NAME.search(piece.strip())
             if found is not None and len(found.group(1)) > 2 and found.group(1) != "self":
                 imported.setdefault(found.group(1))
+    package = _PACKAGE.search(code) if "package" in code else None
+    if package is not None:
+        for module, name in _JAVA_IMPORT.findall(code):
+            if f"{module}.".startswith(f"{package.group(1)}.") and len(name) > 2:
+                imported.setdefault(name)
     names = tuple(defined)[:limit]
-    return names, tuple(n for n in imported if n not in defined)[:limit]
+    # A member of an imported name the code calls is named with it: the call it depends on
+    # (`TenantHolder.merchantIdOrThrow`).
+    used = []
+    for name in (n for n in imported if n not in defined):
+        member = re.search(rf"(?<![\w.]){re.escape(name)}\.([A-Za-z_]\w*)\s*\(", code)
+        used.append(f"{name}.{member.group(1)}" if member else name)
+    return names, tuple(used)[:limit]
 
 
 # --- prose --------------------------------------------------------------------------------
