@@ -1226,6 +1226,15 @@ def test_make_that_a_new_count_unsettles_the_one_count_the_user_set() -> None:
     assert "- max attempts: 18 attempts" not in text
     assert "max attempts: unsettled" in text and "make that 21 tries" in text
     assert "- flush interval: 750 ms" in text  # a duration is no count
+    # A bare figure after a word of second thoughts: "Thinking again: 28 at a time."
+    again = extract_ledger(
+        [
+            say("user", "Make the batch 17 reports. Set the flush interval to 750 ms."),
+            say("user", "Thinking again: 28 at a time. The new gateway takes bigger bodies."),
+        ]
+    )
+    assert "- batch: 17 reports" not in rendered(again)
+    assert "batch: unsettled" in rendered(again) and "28 at a time" in rendered(again)
     # With two counts set, which one "that" is cannot be told: neither is touched.
     two = extract_ledger(
         [

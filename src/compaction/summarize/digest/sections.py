@@ -346,7 +346,9 @@ _CHANGE_CUE = signals.cue(
     r"halve|double|triple|reduce|cut|too\s+(?:big|small|high|low|long|short|large|many|few)|"
     r"wrong|incorrect|mistake|second\s+thought|should\s+have\s+been|not\s+right|isn't\s+right|"
     r"(?:did|does|do)\s+not\s+(?:like|work|hold|cope)|(?:didn't|doesn't|don't)\s+(?:like|work)|"
-    r"bigger|smaller|higher|shorter|longer|fewer|more|less|settle\s+on|settled\s+on)\b"
+    r"bigger|smaller|higher|shorter|longer|fewer|more|less|settle\s+on|settled\s+on|"
+    # second thoughts: "Thinking again: 28 at a time."
+    r"think(?:ing)?\s+(?:again|about\s+it\s+(?:more|again))|on\s+reflection|come\s+to\s+think)\b"
 )
 _INSTEAD = re.compile(
     r"\b(?:make|set|change|switch|use|bump|raise|lower)\s+(?:it|that|this|them)\s+(?:to\s+)?"
@@ -378,8 +380,13 @@ def _norm(value: str) -> str:
 
 # A number with its unit: `20 connections`, `1500ms`, `2.5 GiB`.
 _MEASURE = re.compile(r"\b(\d[\d.,]*)\s*([A-Za-z%]{1,14})\b")
-# What "make that" or "make it" turns the value last spoken of to: "make that 21 tries".
-_MADE_COUNT = re.compile(r"\bmake\s+(?:that|it)\s+(\d[\d.,]*\s*[A-Za-z%]{1,14})\b", re.IGNORECASE)
+# What "make that" or "make it" turns the value last spoken of to ("make that 21 tries"), or
+# a figure a sentence gives alone after its colon ("Thinking again: 28 at a time.").
+_MADE_COUNT = re.compile(
+    r"\bmake\s+(?:that|it)\s+(\d[\d.,]*\s*[A-Za-z%]{1,14})\b"
+    r"|:\s*(\d[\d.,]*(?:\s+[A-Za-z%]{1,14})?)(?:\s+at\s+a\s+time|\s+per\s+\w+)?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
 
 
 def _singular(unit: str) -> str:
@@ -554,9 +561,10 @@ class Values(Section[ValuesState]):
             alike = _kind(unit)
         else:
             made = _MADE_COUNT.search(sentence)
-            if made is None or len(_kind(_unit(made[1]))) > 1 or _norm(made[1]) in held:
+            figure = (made[1] or made[2]) if made is not None else ""
+            if not figure or len(_kind(_unit(figure))) > 1 or _norm(figure) in held:
                 return False
-            new = [made[1]]
+            new = [figure]
             alike = frozenset(
                 u for r in state.values.values() if len(_kind(u := _unit(r.value))) == 1
             )
