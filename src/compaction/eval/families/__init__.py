@@ -27,6 +27,7 @@ from compaction.eval.families import (
     qstory,
     qwenstory,
     roostory,
+    zedstory,
 )
 from compaction.eval.families._base import ProbeLeakError, Voice
 from compaction.eval.families.acr import AcrVoice
@@ -136,6 +137,8 @@ FAMILIES[copilotstory.FAMILY] = copilotstory.write
 FAMILIES[cursorstory.FAMILY] = cursorstory.write
 # Written with a story of its own, not `tell`: Qwen Code's native tools on a Flutter app.
 FAMILIES[qwenstory.FAMILY] = qwenstory.write
+# Written with a story of its own, not `tell`: Zed's agent tools on an Express (plain JS) API.
+FAMILIES[zedstory.FAMILY] = zedstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
