@@ -858,6 +858,23 @@ def test_a_lua_error_with_its_stack_traceback_is_a_failure() -> None:
     assert any("attempt to index a nil value (local 'tenant')" in e for e in errors), errors
 
 
+def test_an_item_the_list_closes_in_its_own_word_is_told_in_that_word() -> None:
+    # "- [x] ~~Backfill last week~~ (dropped)": the list says how the item ended; the digest
+    # says it in the list's word, and reads it back.
+    listed = "- [x] Persist state\n- [x] ~~Backfill last week~~ (dropped)\n- [ ] ~~Old alert~~\n"
+    ledger = extract_ledger(
+        [
+            call("1", "update_todo_list", todos=listed),
+            result("1", "Todo list updated successfully."),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- [dropped] Backfill last week" in text
+    assert "- [cancelled] Old alert" in text
+    assert "- [dropped] Backfill last week" in rendered(parse_ledger(text))
+    assert parse_ledger(text).state("todos").listed[1].status == "cancelled"
+
+
 def test_a_todo_left_out_of_a_whole_list_is_told_as_removed_not_lost() -> None:
     # The tool states the whole list each time: an open item a later list leaves out was
     # removed from it (not said done, nor cancelled: what became of it is not said). Saying

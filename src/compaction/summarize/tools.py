@@ -42,7 +42,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, cast
 
 from compaction._textcache import text_cache
@@ -93,6 +93,8 @@ class Todo:
     text: str
     status: TodoStatus
     id: str | None = None
+    # The list's own word for how a cancelled item ended ("dropped", "skipped"), if it said one.
+    word: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1142,14 +1144,20 @@ def _item(words: str, status: TodoStatus) -> Todo:
     its words say otherwise: struck through (`~~Backfill~~`) it is dropped; closing words
     (`(dropped)`, `— in progress`) state it."""
     state = _ITEM_STATE.search(words)
+    said = None
     if state is not None:
-        word = (state.group(1) or state.group(2)).lower()
-        status = _stated(word)
+        said = (state.group(1) or state.group(2)).lower()
+        status = _stated(said)
         words = words[: state.start()]
+    word = said if said in _CANCEL_WORDS else None
     struck = _STRUCK.match(words.strip())
     if struck is not None:
-        return Todo(struck.group(1).strip(), "cancelled")
-    return Todo(words.strip(), status)
+        return Todo(struck.group(1).strip(), "cancelled", word=word)
+    return Todo(words.strip(), status, word=word if status == "cancelled" else None)
+
+
+#: Words a list closes an item with that say it will not be done.
+_CANCEL_WORDS = frozenset({"dropped", "skipped", "cancelled"})
 
 
 def _stated(word: str) -> TodoStatus:
@@ -2540,7 +2548,9 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
                 continue
             box, stated, words = item.groups()
             if stated is not None:
-                items.append(Todo(words.strip(), _stated(stated.lower())))
+                word = stated.lower()
+                cancelled = word in _CANCEL_WORDS
+                items.append(Todo(words.strip(), _stated(word), word=word if cancelled else None))
             else:
                 items.append(_item(words, _CHECK_STATUS.get(box, "pending") if box else "pending"))
         if len(items) >= 2 or (items and listed):

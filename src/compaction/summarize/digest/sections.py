@@ -1597,7 +1597,12 @@ class TodosState:
 
 # How a closed item's state is shown, and read back.
 _TODO_MARKS = {"removed": "removed from the list"}
-_TODO_STATUSES = {"in progress": "in_progress", "removed from the list": "removed"}
+_TODO_STATUSES = {
+    "in progress": "in_progress",
+    "removed from the list": "removed",
+    "dropped": "cancelled",
+    "skipped": "cancelled",
+}
 
 
 def _with_dropped(earlier: list[Todo], later: list[Todo]) -> list[Todo]:
@@ -1686,7 +1691,9 @@ class Todos(Section[TodosState]):
             if (todo.id is not None and current.id == todo.id) or (
                 todo.id is None and todo.text and current.text == todo.text
             ):
-                state.listed[i] = Todo(todo.text or current.text, todo.status, current.id)
+                state.listed[i] = Todo(
+                    todo.text or current.text, todo.status, current.id, word=todo.word
+                )
                 return
         if todo.text:
             state.listed.append(todo)
@@ -1711,7 +1718,7 @@ class Todos(Section[TodosState]):
             else:
                 # Done is in the work; one that will not be done is what not to do again.
                 tier = 3 if todo.status == "completed" else 2
-                mark = _TODO_MARKS.get(todo.status, todo.status)
+                mark = todo.word or _TODO_MARKS.get(todo.status, todo.status)
                 out.append(Item(tier, rank, _clip_forms(f"- [{mark}] {todo.text}", 200, 80)))
         base = len(state.listed)
         for rank, text in enumerate(state.prose):
@@ -1719,13 +1726,15 @@ class Todos(Section[TodosState]):
         return out
 
     _MARK = re.compile(
-        r"^\[(in progress|completed|cancelled|removed from the list)\] (.*)$", re.DOTALL
+        r"^\[(in progress|completed|cancelled|dropped|skipped|removed from the list)\] (.*)$",
+        re.DOTALL,
     )
 
     def parse(self, state: TodosState, item: str) -> None:
         if m := self._MARK.match(item):
             status = _TODO_STATUSES.get(m.group(1), m.group(1))
-            state.listed.append(Todo(m.group(2), status))  # type: ignore[arg-type]
+            word = m.group(1) if status == "cancelled" and m.group(1) != "cancelled" else None
+            state.listed.append(Todo(m.group(2), status, word=word))  # type: ignore[arg-type]
             if not state.read_back:
                 # The open items read so far were the list's (they come first).
                 state.read_back = list(state.prose)
