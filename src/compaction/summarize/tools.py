@@ -1144,16 +1144,23 @@ def _item(words: str, status: TodoStatus) -> Todo:
     its words say otherwise: struck through (`~~Backfill~~`) it is dropped; closing words
     (`(dropped)`, `— in progress`) state it."""
     state = _ITEM_STATE.search(words)
-    said = None
+    said = (state.group(1) or state.group(2)).lower() if state is not None else None
     if state is not None:
-        said = (state.group(1) or state.group(2)).lower()
-        status = _stated(said)
         words = words[: state.start()]
-    word = said if said in _CANCEL_WORDS else None
     struck = _STRUCK.match(words.strip())
     if struck is not None:
-        return Todo(struck.group(1).strip(), "cancelled", word=word)
-    return Todo(words.strip(), status, word=word if status == "cancelled" else None)
+        return Todo(struck.group(1).strip(), "cancelled", word=_cancel_word(said))
+    return _said(words, said) if said is not None else Todo(words.strip(), status)
+
+
+def _said(words: str, word: str) -> Todo:
+    """An item whose own word (`dropped`, `in progress`, `done`) states how it stands."""
+    return Todo(words.strip(), _stated(word), word=_cancel_word(word))
+
+
+def _cancel_word(word: str | None) -> str | None:
+    """`word`, where it is one saying an item will not be done."""
+    return word if word in _CANCEL_WORDS else None
 
 
 #: Words a list closes an item with that say it will not be done.
@@ -2548,9 +2555,7 @@ def plan_in_prose(text: str) -> tuple[Todo, ...]:
                 continue
             box, stated, words = item.groups()
             if stated is not None:
-                word = stated.lower()
-                cancelled = word in _CANCEL_WORDS
-                items.append(Todo(words.strip(), _stated(word), word=word if cancelled else None))
+                items.append(_said(words, stated.lower()))
             else:
                 items.append(_item(words, _CHECK_STATUS.get(box, "pending") if box else "pending"))
         if len(items) >= 2 or (items and listed):

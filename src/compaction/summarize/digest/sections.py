@@ -48,6 +48,7 @@ from compaction.summarize.digest.format import indented
 from compaction.summarize.tools import Todo
 
 S = TypeVar("S")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -759,6 +760,18 @@ def note_file(files: dict[str, str], path: str, op: str) -> None:
     files[path] = files.pop(path)
 
 
+def _undo_denied(values: dict[str, V], before: dict[str, V | None], paths: Iterable[str]) -> None:
+    """Put back what each of `paths` held in `values` before a use the user denied (`before`,
+    as the use's events found it): nothing, where it held nothing."""
+    for path in paths:
+        if path in before:
+            was = before.pop(path)
+            if was is None:
+                values.pop(path, None)
+            else:
+                values[path] = was
+
+
 class Files(Section[FilesState]):
     """Files touched and what happened to them; changed ones before those only read."""
 
@@ -780,14 +793,7 @@ class Files(Section[FilesState]):
         elif isinstance(event, UseDenied):
             # The user denied the use: its files are as they were (one it would have made is
             # not listed; it stays what the user's words may turn the assistant away from).
-            for path in event.paths:
-                if path not in state.before:
-                    continue
-                was = state.before.pop(path)
-                if was is None:
-                    state.files.pop(path, None)
-                else:
-                    state.files[path] = was
+            _undo_denied(state.files, state.before, event.paths)
         elif isinstance(event, CommandRan):
             # A later command naming another file (one that read it without the table seeing
             # it: `sed -n '1,40p' b.ts`): what was touched before is not what it did last.
@@ -1726,8 +1732,7 @@ class Todos(Section[TodosState]):
         return out
 
     _MARK = re.compile(
-        r"^\[(in progress|completed|cancelled|dropped|skipped|removed from the list)\] (.*)$",
-        re.DOTALL,
+        rf"^\[({'|'.join(('completed', 'cancelled', *_TODO_STATUSES))})\] (.*)$", re.DOTALL
     )
 
     def parse(self, state: TodosState, item: str) -> None:
@@ -2302,12 +2307,7 @@ class CodeNames(Section[CodeNamesState]):
             state.recent.append(event.path)
         elif isinstance(event, UseDenied):
             # The user denied the write: what the file defined is as it was.
-            for path in event.paths:
-                if path in state.before:
-                    was = state.before.pop(path)
-                    state.files.pop(path, None)
-                    if was is not None:
-                        state.files[path] = was
+            _undo_denied(state.files, state.before, event.paths)
         elif isinstance(event, UserSaid):
             # The user turned the assistant away from a file it just wrote: what it wrote
             # there is not the work's (the files section says where the user pointed).
