@@ -11,8 +11,9 @@ This strategy must never touch protected messages and must stay byte-for-byte de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -205,66 +206,72 @@ class DigestStrategy(BaseModel):
             self.kind, before, work.total(), replaced, f"{replaced} messages → {made} digests"
         )
 
-    def _renderings(
-        self, work: Workspace, run: list[Group], ks: Sequence[int]
-    ) -> dict[int, DigestRendering]:
-        """For each k in `ks`, the rendering of the first k groups of `run`. One pass over the
-        run, whatever the number of k."""
-        wanted = set(ks)
-        builder = LedgerBuilder(user_chars=self.user_chars)
-        span = range(run[0].start, run[-1].stop)
-        for index, slot in enumerate(work.slots):
-            if index not in span and slot.message.role == "user" and not slot.message.is_summary:
-                builder.beside(slot.message)  # the user's task, kept verbatim beside it
-        out: dict[int, DigestRendering] = {}
-        count = 0
-        for k, group in enumerate(run[: max(wanted)], start=1):
-            for i in group.indices():
-                ledger_of(work, i, builder)
-                count += work.stands_for(i)
-            if k in wanted:
-                out[k] = DigestRendering(builder.snapshot(), count, work.measure)
-        return out
-
-    @staticmethod
-    def _cost(work: Workspace, run: list[Group], k: int, tokens: int) -> int:
-        """Total tokens if the first k groups of `run` became a digest of `tokens` tokens."""
-        return work.total() - work.span_tokens(run[0].start, run[k - 1].stop) + tokens
-
     def _choose(self, work: Workspace, run: list[Group]) -> tuple[int, DigestRendering]:
-        """The end of the shortest prefix of `run` whose full digest meets the target (all of
-        it when none does, or when there is no target), and its rendering."""
+        """The end of the shortest prefix of `run` (of a few tried) whose full digest meets
+        the target (all of it when none does, or when there is no target), and its
+        rendering."""
         whole = len(run)
+        prefixes = _Prefixes(work, run, self.user_chars)
         if work.target is None:
-            return run[-1].stop, self._renderings(work, run, [whole])[whole]
+            return run[-1].stop, prefixes.upto(whole)
         # A prefix must remove at least the excess: that is where the search starts. Then a
-        # few prefixes between there and the whole run, read in one pass.
+        # few prefixes between there and the whole run.
         excess = work.total() - work.target
-        removed = 0
-        low = whole
-        for k, group in enumerate(run, start=1):
-            removed += work.span_tokens(group.start, group.stop)
-            if removed >= excess:
-                low = k
-                break
+        removed = list(accumulate(work.span_tokens(g.start, g.stop) for g in run))
+        low = next((k for k, r in enumerate(removed, start=1) if r >= excess), whole)
         step = max((whole - low) // (2 * _PROBES), 1)
         near = range(low, min(low + 2 * _PROBES * step, whole), step)
         candidates = sorted({*near, whole})
-        tried = self._renderings(work, run, candidates)
-        full = tried[whole]
-        full_message = full.full()
-        full_tokens = work.measure(full_message)
-        if self._cost(work, run, whole, full_tokens) > work.target:
-            return run[-1].stop, full
-        # Tokenizing every candidate would cost more than the rest of the search: estimate
-        # each from its length at the full digest's tokens-per-char, tokenize only the ones
-        # that may fit, and accept only an exact fit.
-        per_char = full_tokens / max(len(full_message.text), 1)
-        for k in candidates:
-            rendering = tried[k]
+        # A prefix must also make room for its own digest, which grows with the prefix: after
+        # each that does not fit, the next tried is the first that removes the excess and
+        # this one's digest, so the walk only goes forward and reads the run once, up to the
+        # prefix chosen. Tokenizing every digest tried would cost more than the rest of the
+        # search: each is estimated from its length at the first one's tokens per character
+        # (on the low side), tokenized only when that may fit, and accepted only on an
+        # exact fit.
+        per_char = 0.0
+        i = 0
+        while True:
+            k = candidates[i]
+            rendering = prefixes.upto(k)
             message = rendering.full()
-            if self._cost(work, run, k, int(len(message.text) * per_char * 0.9)) > work.target:
-                continue
-            if self._cost(work, run, k, work.measure(message)) <= work.target:
+            if not per_char:
+                per_char = work.measure(message) / max(len(message.text), 1)
+            if k == whole:
+                return run[-1].stop, rendering
+            # The room this prefix leaves for its digest, against the digest's tokens.
+            room = removed[k - 1] - excess
+            estimate = int(len(message.text) * per_char * 0.9)
+            if estimate <= room and work.measure(message) <= room:
                 return run[k - 1].stop, rendering
-        return run[-1].stop, full
+            need = excess + estimate
+            i = next(
+                (j for j in range(i + 1, len(candidates)) if removed[candidates[j] - 1] >= need),
+                len(candidates) - 1,
+            )
+
+
+class _Prefixes:
+    """The renderings of ever longer prefixes of a run of groups, read in one pass: the
+    user's task kept beside it is context, each group is read once."""
+
+    def __init__(self, work: Workspace, run: list[Group], user_chars: int) -> None:
+        self._work = work
+        self._run = run
+        self._builder = LedgerBuilder(user_chars=user_chars)
+        span = range(run[0].start, run[-1].stop)
+        for index, slot in enumerate(work.slots):
+            if index not in span and slot.message.role == "user" and not slot.message.is_summary:
+                self._builder.beside(slot.message)  # the user's task, kept verbatim beside it
+        self._read = 0  # groups read
+        self._count = 0  # messages they stand for
+
+    def upto(self, k: int) -> DigestRendering:
+        """The rendering of the first `k` groups (at least as many as asked before)."""
+        assert k >= self._read, "prefixes are read in order"
+        for group in self._run[self._read : k]:
+            for i in group.indices():
+                ledger_of(self._work, i, self._builder)
+                self._count += self._work.stands_for(i)
+        self._read = k
+        return DigestRendering(self._builder.snapshot(), self._count, self._work.measure)
