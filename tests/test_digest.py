@@ -1316,6 +1316,63 @@ def test_the_users_words_in_a_tool_result_are_the_users_and_a_denied_use_did_not
     assert "(modified" not in text
 
 
+def test_the_users_feedback_in_a_result_written_as_xml_is_theirs_and_asks() -> None:
+    # Cline written in text: the tool use is XML in the assistant's reply, its result a
+    # user turn `[tool] Result:`. Feedback on a completion is the user's words, and a request
+    # in it ("give me the mean") is a question the assistant's next figure answers.
+    ledger = extract_ledger(
+        [
+            say("user", "Fix the redelivery."),
+            say(
+                "assistant",
+                "<attempt_completion>\n<result>Redelivery is back.</result>\n</attempt_completion>",
+            ),
+            say(
+                "user",
+                "[attempt_completion] Result: Done\nThe user has provided feedback on the "
+                "results. Consider their input to continue the task, and then attempt "
+                "completion again.\n<feedback>\ntime the drain of a single batch and give me "
+                "the mean. hold on to that number\n</feedback>",
+            ),
+            say(
+                "assistant",
+                "<execute_command>\n<command>racket bench/drain.rkt</command>\n</execute_command>",
+            ),
+            say("user", "[execute_command for 'racket bench/drain.rkt'] Result:\nmean: 484.5013"),
+            say(
+                "assistant",
+                "Per bench/drain.rkt, one batch takes 484.50 µs on average.\n\n"
+                "<read_file>\n<path>private/scheduler.rkt</path>\n</read_file>",
+            ),
+        ]
+    )
+    text = rendered(ledger)
+    assert "- time the drain of a single batch and give me the mean." in text
+    answers = text.split("## Answers given to the user")[1]
+    assert "484.50 µs" in answers
+    # Denied, a command written in text did not run, and the user's reason is theirs.
+    refused = rendered(
+        extract_ledger(
+            [
+                say("user", "Restart the proxy."),
+                say(
+                    "assistant",
+                    "<execute_command>\n<command>taskkill /F /IM proxy.exe</command>\n"
+                    "</execute_command>",
+                ),
+                say(
+                    "user",
+                    "[execute_command for 'taskkill /F /IM proxy.exe'] Result:\nThe user "
+                    "denied this operation.\n<feedback>\nnot on my machine, use the staging "
+                    "box\n</feedback>",
+                ),
+            ]
+        )
+    )
+    assert "- `taskkill /F /IM proxy.exe` → denied by the user" in refused
+    assert "- not on my machine, use the staging box" in refused
+
+
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
     # Roo Code's `ask_followup_question {question}`: the statements before the question are
     # the assistant's, as if written in its reply.
@@ -1388,6 +1445,32 @@ def test_a_digest_of_a_digest_keeps_its_content() -> None:
         "src/old.py (modified)",
     ):
         assert expected in text
+
+
+def test_a_note_read_back_from_a_digest_keeps_its_rank_below_the_must_haves() -> None:
+    # A flagged note is a must-have; a sentence kept for the figures it carries is not, and
+    # a later compaction reading the digest back must not promote it above files and
+    # commands (growing sessions are re-digested at every compaction).
+    ledger = extract_ledger(
+        [
+            say("user", "Speed up the search."),
+            say(
+                "assistant",
+                "Note: the staging database is read-only until Friday. "
+                "Raising the statement timeout to 1500 ms in tidepool/core/config.py.",
+            ),
+        ]
+    )
+    tiers = {item.forms[0]: item.tier for item in ledger.items()[ledger_index(ledger, "notes")]}
+    assert sorted(tiers.values()) == [2, 3]
+    again = parse_ledger(rendered(ledger))
+    assert {
+        item.forms[0]: item.tier for item in again.items()[ledger_index(again, "notes")]
+    } == tiers
+
+
+def ledger_index(ledger: Ledger, name: str) -> int:
+    return [section.name for section in ledger.sections].index(name)
 
 
 def test_todos_changed_one_at_a_time_are_tracked_by_id() -> None:

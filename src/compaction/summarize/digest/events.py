@@ -188,6 +188,8 @@ class Reader:
         self._awaiting = False
         self._after_summary = False  # the message read last was a summary
         self._pending_edit: tools.FileOp | None = None  # an edit of the open file, written
+        # The files the last actions written in text changed, while a denial may undo them.
+        self._written: tuple[str, ...] = ()
         self._open_file: str | None = None
         self._question: str | None = None
 
@@ -300,6 +302,11 @@ class Reader:
             self._pending_edit = None
             actions = _text_actions(message.text)
             self._awaiting = bool(actions)
+            self._written = tuple(
+                _clean_path(a.path)
+                for a in actions
+                if a.kind == "file" and a.path and a.op not in (None, "read")
+            )
             for action in actions:
                 if action.kind == "file" and action.op and action.path is None:
                     self._pending_edit = action.op
@@ -341,6 +348,26 @@ class Reader:
             yield Asked(self._question)
 
     def _outcome(self, output: str, *, after_summary: bool = False) -> Iterator[Event]:
+        """What the environment's output says of the action written before it, and the
+        user's reply it carries (Cline's `<feedback>`): their words, and on a use they
+        denied, that it did nothing."""
+        reply = tools.user_reply_in(output)
+        if reply is not None and reply.denied:
+            if self._written:
+                yield UseDenied(self._written)
+            for action in self._pending_actions:
+                yield CommandRan(_first_line(action), DENIED)
+            self._pending_actions, self._pending_edit, self._awaiting = [], None, False
+        elif reply is not None:
+            yield from self._output(output[: reply.at], after_summary=after_summary)
+        else:
+            yield from self._output(output, after_summary=after_summary)
+        self._written = ()
+        if reply is not None and (words := signals.own_words(reply.words)):
+            yield UserSaid(words)
+            self._question = _question_in(words)
+
+    def _output(self, output: str, *, after_summary: bool = False) -> Iterator[Event]:
         """What the environment's output says of the action written before it."""
         for todo in tools.todo_changes_in_reply(output):
             yield TodoChanged(todo)

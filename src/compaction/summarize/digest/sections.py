@@ -2002,7 +2002,11 @@ class Notes(Section[NotesState]):
         ]
 
     def parse(self, state: NotesState, item: str) -> None:
-        self._add(state, 2, len(state.notes), item)
+        # Read back, a note keeps the tier it was read at: a flagged one is a must-have, a
+        # sentence kept for what it names is not (re-read, it would outrank files and
+        # commands at every later compaction).
+        flagged = any(found[4] for found in signals.prose_signals(item))
+        self._add(state, 2 if flagged else 3, len(state.notes), item)
 
 
 @dataclass
