@@ -3282,6 +3282,20 @@ def test_a_long_user_message_cut_short_keeps_the_sentence_naming_where_the_work_
     assert "Put the endpoint in app/api/v2/listings.py" in bounded_user_text(older, 200)
 
 
+def test_a_long_user_message_cut_short_keeps_the_sentence_changing_a_value() -> None:
+    # "… 9 bits turned out too loose … Let's go with 7 rather than 9.": cut from the middle,
+    # the change went and the earlier "bump it to 9 bits" read as standing.
+    text = (
+        "Two changes. Call the report `clusters.json` instead, dupes.json collides with what "
+        "the old Python tool leaves around on the share. And 9 bits turned out too loose: it "
+        "merges different shots of the same whiteboard. Let's go with 7 rather than 9.\n\n"
+        "Also, which commit introduced the old single-threaded walker? I want to credit it."
+    )
+    cut = bounded_user_text(text, 160)
+    assert "elided; kept: Let's go with 7 rather than 9." in cut
+    assert bounded_user_text(cut, 160) == cut
+
+
 def test_a_user_message_just_over_the_limit_is_not_cut_for_a_few_characters() -> None:
     # "[…30 chars elided…]" saved ten characters and took "Switch to keyset pagination".
     text = (

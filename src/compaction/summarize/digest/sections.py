@@ -221,9 +221,12 @@ def bounded_user_text(text: str, limit: int) -> str:
 
 def _worth_keeping(sentence: str, redirect: bool) -> bool:
     """Whether a sentence of the user's cut from the middle of a long turn is kept: it
-    states a constraint, or, in a turn that sends the assistant elsewhere (`redirect`),
-    names a file (where the work goes)."""
+    states a constraint, changes a figure ("Let's go with 7 rather than 9."; cut, the value
+    said before would read as standing), or, in a turn that sends the assistant elsewhere
+    (`redirect`), names a file (where the work goes)."""
     if signals.is_constraint(sentence):
+        return True
+    if signals.has_digit(sentence) and _CHANGE_CUE.search(sentence.lower()):
         return True
     return redirect and bool(signals.paths_in(sentence))
 
