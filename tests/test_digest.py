@@ -1373,6 +1373,30 @@ def test_the_users_feedback_in_a_result_written_as_xml_is_theirs_and_asks() -> N
     assert "- not on my machine, use the staging box" in refused
 
 
+def test_a_sentence_introducing_a_code_block_is_kept_with_the_code_it_introduces() -> None:
+    # "For the DBA ticket, instead of the search_vector index:" then the SQL: the sentence
+    # alone names nothing; the statement it introduces is what was given.
+    text = rendered(
+        extract_ledger(
+            [
+                say("user", "Give me the SQL for the index, I'll put it in their ticket."),
+                say(
+                    "assistant",
+                    "For the DBA ticket, instead of the search_vector index:\n\n```sql\n"
+                    "CREATE EXTENSION IF NOT EXISTS pg_trgm;\nCREATE INDEX CONCURRENTLY "
+                    "ix_listings_title_trgm\n    ON listings USING gin (title gin_trgm_ops);\n"
+                    "```\n\nHere are the *SEARCH/REPLACE* blocks:\n\napp/search.py\n```python\n"
+                    "<<<<<<< SEARCH\nimport a\n=======\nimport b\n>>>>>>> REPLACE\n```",
+                ),
+            ]
+        )
+    )
+    assert "instead of the search_vector index: `CREATE EXTENSION IF NOT EXISTS pg_trgm;" in text
+    assert "ix_listings_title_trgm ON listings USING gin (title gin_trgm_ops);`" in text
+    # An edit's block follows its path, not a sentence: it stays out of the prose.
+    assert "`<<<<<<< SEARCH" not in text
+
+
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
     # Roo Code's `ask_followup_question {question}`: the statements before the question are
     # the assistant's, as if written in its reply.

@@ -808,6 +808,29 @@ _CODE_IN_PROSE = re.compile(
 _TAGGED_BLOCK = re.compile(r"^(`{3,})[ \t]*[\w+.-][^\n`]*\n.*?^\1[ \t]*$\n?", re.M | re.S)
 
 
+#: The most of a block a sentence introducing it keeps, in one line.
+_INTRODUCED_CHARS = 200
+
+
+def _introduced(block: re.Match[str]) -> str:
+    """A tagged code block in prose: gone, unless the line before it ends with a colon
+    ("For the ticket, the index:"), whose sentence names nothing without it, and the block
+    is no action (a command, a tool's call written as a block: ```todo write): then the
+    code, on one line in backticks, ends that sentence."""
+    before = block.string[: block.start()].rstrip()
+    if not before.endswith(":") or "\n\n\n" in block.string[len(before) : block.start()]:
+        return ""
+    info = block.group(0).split("\n", 1)[0].strip("`").split()
+    if len(info) != 1 or info[0].lower() in tools.SHELL_FENCES or _text_actions(block.group(0)):
+        return ""
+    body = block.group(0).split("\n")[1:-1]
+    code = " ".join(line.strip() for line in body if line.strip() and not line.startswith("```"))
+    if not code:
+        return ""
+    code = signals.clip(code.replace("`", "'"), _INTRODUCED_CHARS)
+    return f" `{code}`\n"
+
+
 def _without_code(text: str) -> str:
     """The prose of an assistant's text: without a code agent's code, tagged code blocks,
     a ReAct step's action and the observation after it, nor a tool use written as XML."""
@@ -817,7 +840,7 @@ def _without_code(text: str) -> str:
     if "<code>" in text or "<execute_" in text:
         text = _CODE_IN_PROSE.sub("", text).strip()
     if "```" in text:
-        text = _TAGGED_BLOCK.sub("", text).strip()
+        text = _TAGGED_BLOCK.sub(_introduced, text).strip()
     step = _react_step(text) if "Action Input:" in text else None
     if step is not None:
         text = text[: step.start].strip()  # the action, its input and what it observed
