@@ -1436,12 +1436,12 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
-        # qwenstory-style's and zedstory-style's.
+        # qwenstory-style's, zedstory-style's and ampstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
-                     "qwenstory-style", "zedstory-style")  # fmt: skip
+                     "qwenstory-style", "zedstory-style", "ampstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -5604,6 +5604,141 @@ def test_zedstory_style_speaks_zeds_tools_and_moves_its_plan() -> None:
         added = [i for i in last if i not in first]
         assert len(added) == 2 and all(last[i] == "[ ]" for i in added)
         assert sum(box == "[x]" for box in last.values()) == 5
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Amp's tools as its tool schemas name them (late 2025): required and optional arguments.
+_AMPSTORY_ARGS = {
+    "Bash": ({"cmd", "cwd"}, set()),
+    "Read": ({"path"}, {"read_range"}),
+    "edit_file": ({"path", "old_str", "new_str"}, {"replace_all"}),
+    "create_file": ({"path", "content"}, set()),
+    "undo_edit": ({"path"}, set()),
+    "Grep": ({"pattern", "path"}, set()),
+    "glob": ({"filePattern"}, set()),
+    "todo_write": ({"todos"}, set()),
+    "todo_read": (set(), set()),
+    "finder": ({"query"}, set()),
+    "oracle": ({"task", "context", "files"}, set()),
+    "Task": ({"description", "prompt"}, set()),
+    "read_web_page": ({"url", "objective"}, set()),
+}
+
+
+def test_ampstory_style_speaks_amps_tools_and_moves_its_todo_list() -> None:
+    from compaction.eval.families.ampstory import FAMILY
+
+    for session in sessions(FAMILY):
+        messages = session.conversation.messages
+        assert messages[0].role == "system" and messages[0].text.startswith("You are Amp,")
+        assert "Amp Thread URL: https://ampcode.com/threads/T-" in messages[0].text
+        root = re.search(r"^Workspace root folder: (/\S+)$", messages[0].text, re.M).group(1)
+        assert messages[1].text.startswith("<attached_files>\n```file://" + root + "/deps.edn\n")
+        results = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        used, runs, edits, todo_lists, undone = set(), [], [], [], []
+        for message in messages:
+            for call in message.tool_calls:
+                assert call.id.startswith("toolu_vrtx_01")
+                args, text = json.loads(call.arguments), results[call.id]
+                must, may = _AMPSTORY_ARGS[call.name]
+                assert must <= set(args) <= must | may, (call.name, sorted(args))
+                used.add(call.name)
+                for key in ("path", "cwd"):
+                    if key in args:  # file tools take absolute paths in the workspace
+                        assert args[key].startswith(root), args
+                if call.name == "Bash":
+                    result = json.loads(text)
+                    assert set(result) == {"output", "exitCode"} and args["cwd"] == root
+                    assert not args["cmd"].startswith("cd ")
+                    runs.append((args["cmd"], result["exitCode"], result["output"]))
+                elif call.name == "Read":
+                    result = json.loads(text)
+                    assert result["absolutePath"] == args["path"]
+                    if result.get("isDirectory"):
+                        assert result["content"] == "\n".join(result["directoryEntries"])
+                        continue
+                    lines = result["content"].split("\n")
+                    first, last = args.get("read_range", [1, len(lines)])
+                    if first > 1:
+                        assert lines.pop(0) == f"[... omitted lines 1 to {first - 1} ...]"
+                    if lines[-1].startswith("[... omitted lines "):
+                        assert lines.pop().startswith(f"[... omitted lines {last + 1} to ")
+                    numbers = [int(line.split(": ", 1)[0]) for line in lines]
+                    assert numbers == list(range(first, last + 1))
+                elif call.name == "edit_file":
+                    result = json.loads(text)
+                    assert (
+                        set(result) == {"diff", "lineRange"} and args["old_str"] != args["new_str"]
+                    )
+                    head = (
+                        f"```diff\nIndex: {args['path']}\n{'=' * 67}\n--- {args['path']}\toriginal"
+                    )
+                    assert result["diff"].startswith(head) and result["diff"].endswith("\n```")
+                    edits.append(args)
+                elif call.name == "undo_edit":
+                    assert text.startswith(f"```diff\nIndex: {args['path']}\n")
+                    undone.append((len(edits), args["path"]))
+                elif call.name == "create_file":
+                    assert text == f"Successfully created file {args['path']}"
+                elif call.name in ("Grep", "glob"):
+                    found = json.loads(text)
+                    assert found and all(f.startswith(root + "/") for f in found)
+                    if call.name == "Grep":
+                        assert all(re.match(r"/\S+:\d+:", line) for line in found)
+                elif call.name == "todo_write":
+                    todos = args["todos"]
+                    assert all(set(item) == {"id", "content", "status"} for item in todos)
+                    assert {item["status"] for item in todos} <= {
+                        "todo",
+                        "in-progress",
+                        "completed",
+                    }
+                    assert sum(item["status"] == "in-progress" for item in todos) <= 1
+                    assert text == json.dumps(todos, separators=(",", ":"))
+                    todo_lists.append(todos)
+                elif call.name == "todo_read":
+                    assert json.loads(text) == todo_lists[-1]
+                else:  # finder, oracle, Task, read_web_page answer in prose
+                    assert text.strip() and not text.startswith(("{", "["))
+        assert used == set(_AMPSTORY_ARGS)
+        # The one undone edit is made again on the same text, differently.
+        [(at, path)] = undone
+        before, again = edits[at - 1], edits[at]
+        assert before["path"] == again["path"] == path and before["old_str"] == again["old_str"]
+        assert before["new_str"] != again["new_str"]
+        # The code does not compile, then does; the tests error, pass, then fail on the cap.
+        compiles = [code for cmd, code, _ in runs if cmd.startswith("clojure -M -e ")]
+        assert compiles == [1, 0]
+        assert any("Unable to resolve symbol: " in out for cmd, _, out in runs if "-M -e" in cmd)
+        tests = [(code, out) for cmd, code, out in runs if cmd == "clojure -X:test"]
+        assert [code for code, _ in tests] == [1, 0, 1, 1]
+        summary = re.compile(r"^Ran (\d+) tests containing (\d+) assertions\.\n(\d+) failures, "
+                             r"(\d+) errors\.$", re.M)  # fmt: skip
+        summaries = [summary.search(out) for _, out in tests]
+        assert [(s[3], s[4]) for s in summaries] == [("0", "6"), ("0", "0"), ("1", "0"), ("1", "0")]
+        assert int(summaries[2][1]) == int(summaries[1][1]) + 1
+        assert (
+            tests[0][1].count("\nERROR in (") == 6
+            and "FAIL in (backoff-never-exceeds-cap)" in (tests[3][1])
+        )
+        assert any(cmd.startswith("git rm src/") for cmd, _, _ in runs)
+        # The to-do list moves along: Amp's list replaces the last one, so the dropped item is
+        # left out; the one added late is still to do, and the cap item is reopened.
+        first, last = todo_lists[0], {item["content"]: item["status"] for item in todo_lists[-1]}
+        assert [item["status"] for item in first] == ["in-progress"] + ["todo"] * (len(first) - 1)
+        [dropped] = [item["content"] for item in first if item["content"] not in last]
+        assert dropped.startswith("Prometheus counter")
+        [added] = [c for c in last if c not in {item["content"] for item in first}]
+        assert added.startswith("Admin endpoint to replay") and last[added] == "todo"
+        assert list(last.values()).count("in-progress") == 1
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

@@ -15,6 +15,7 @@ from typing import Final
 
 from compaction.eval.families import (
     aiderstory,
+    ampstory,
     ccstory,
     codeact,
     copilotstory,
@@ -139,6 +140,8 @@ FAMILIES[cursorstory.FAMILY] = cursorstory.write
 FAMILIES[qwenstory.FAMILY] = qwenstory.write
 # Written with a story of its own, not `tell`: Zed's agent tools on an Express (plain JS) API.
 FAMILIES[zedstory.FAMILY] = zedstory.write
+# Written with a story of its own, not `tell`: Amp's own tools on a Clojure webhook service.
+FAMILIES[ampstory.FAMILY] = ampstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
