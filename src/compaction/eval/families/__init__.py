@@ -27,6 +27,7 @@ from compaction.eval.families import (
     qstory,
     qwenstory,
     roostory,
+    windsurfstory,
     zedstory,
 )
 from compaction.eval.families._base import ProbeLeakError, Voice
@@ -139,6 +140,8 @@ FAMILIES[cursorstory.FAMILY] = cursorstory.write
 FAMILIES[qwenstory.FAMILY] = qwenstory.write
 # Written with a story of its own, not `tell`: Zed's agent tools on an Express (plain JS) API.
 FAMILIES[zedstory.FAMILY] = zedstory.write
+# Written with a story of its own, not `tell`: Windsurf Cascade's tools on a Kotlin/Ktor API.
+FAMILIES[windsurfstory.FAMILY] = windsurfstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
