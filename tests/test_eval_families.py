@@ -1436,12 +1436,13 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
-        # qwenstory-style's, zedstory-style's and ampstory-style's.
+        # qwenstory-style's, zedstory-style's, ampstory-style's and windsurfstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
-                     "qwenstory-style", "zedstory-style", "ampstory-style")  # fmt: skip
+                     "qwenstory-style", "zedstory-style", "ampstory-style",
+                     "windsurfstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -5739,6 +5740,147 @@ def test_ampstory_style_speaks_amps_tools_and_moves_its_todo_list() -> None:
         [added] = [c for c in last if c not in {item["content"] for item in first}]
         assert added.startswith("Admin endpoint to replay") and last[added] == "todo"
         assert list(last.values()).count("in-progress") == 1
+
+
+#: Cascade's tools (its published schemas) and the arguments each call must and may carry.
+_WINDSURFSTORY_ARGS = {
+    "run_command": ({"toolSummary", "CommandLine", "Cwd", "Blocking", "SafeToAutoRun"},
+                    {"WaitMsBeforeAsync"}),
+    "command_status": ({"toolSummary", "CommandId", "OutputCharacterCount",
+                        "WaitDurationSeconds"}, set()),
+    "view_file": ({"toolSummary", "AbsolutePath", "StartLine", "EndLine",
+                   "IncludeSummaryOfOtherLines"}, set()),
+    "write_to_file": ({"toolSummary", "TargetFile", "CodeContent", "EmptyFile"}, set()),
+    "replace_file_content": ({"toolSummary", "TargetFile", "CodeMarkdownLanguage", "Instruction",
+                              "ReplacementChunks"}, set()),
+    "grep_search": ({"toolSummary", "SearchPath", "Query", "MatchPerLine", "Includes", "IsRegex",
+                     "CaseInsensitive"}, set()),
+    "find_by_name": ({"toolSummary", "SearchDirectory", "Pattern", "Type"}, set()),
+    "list_dir": ({"toolSummary", "DirectoryPath"}, set()),
+    "create_memory": ({"toolSummary", "Id", "Title", "Content", "CorpusNames", "Tags", "Action",
+                       "UserTriggered"}, set()),
+    "todo_list": ({"toolSummary", "todos"}, set()),
+}  # fmt: skip
+_CASCADE_RAN = re.compile(r"\AThe command (completed successfully\.\n(Output:\n|No output\Z)|"
+                          r"failed with exit code: (\d+)\nOutput:\n)")  # fmt: skip
+
+
+def test_windsurfstory_style_speaks_cascades_tools_and_moves_its_todo_list() -> None:
+    from compaction.eval.families.windsurfstory import DST_TEST, FAMILY
+
+    for session in sessions(FAMILY):
+        messages = session.conversation.messages
+        assert messages[0].role == "system" and messages[0].text.startswith("You are Cascade")
+        root = re.search(r"^(/Users/\w+/code/[a-z]+-api) -> ", messages[0].text, re.M).group(1)
+        # Every user turn is Cascade's envelope: the request, then the editor's state.
+        users = [m.text for m in messages if m.role == "user"]
+        assert all(u.startswith("<USER_REQUEST>\n") and u.endswith("</ADDITIONAL_METADATA>")
+                   for u in users)  # fmt: skip
+        results = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        used, runs, lists, edits = set(), [], [], []
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = results[call.id]
+                must, may = _WINDSURFSTORY_ARGS[call.name]
+                assert must <= set(args) <= must | may, (call.name, sorted(args))
+                assert next(iter(args)) == "toolSummary"  # given first, as Cascade must
+                used.add(call.name)
+                for key in ("AbsolutePath", "TargetFile", "SearchPath", "SearchDirectory",
+                            "DirectoryPath", "Cwd"):  # fmt: skip
+                    if key in args:
+                        assert args[key] == root or args[key].startswith(f"{root}/"), args
+                if call.name == "run_command":
+                    command = args["CommandLine"]
+                    assert args["Cwd"] == root and not command.startswith("cd ")
+                    # Deleting, committing, pushing and reaching out are never auto-run.
+                    risky = command.startswith(("rm ", "git ", "curl ", "gh "))
+                    assert args["SafeToAutoRun"] is not risky, command
+                    if args["Blocking"]:
+                        match = _CASCADE_RAN.match(text)
+                        assert match, text[:120]
+                        runs.append((command, int(match[3] or 0), text))
+                    else:
+                        assert "WaitMsBeforeAsync" in args
+                        assert text.startswith("Background command ID: ")
+                elif call.name == "command_status":
+                    code = int(re.match(r"Status: DONE\nExit code: (\d+)\nOutput:\n", text)[1])
+                    runs.append(("(background) ./gradlew test", code, text))
+                elif call.name == "view_file":
+                    first, last = args["StartLine"], args["EndLine"]
+                    assert text.startswith(f"File Path: `file://{args['AbsolutePath']}`\n")
+                    assert f"\nShowing lines {first} to {last}\n" in text
+                    numbers = re.findall(r"^(\d+): ", text, re.M)
+                    assert [int(n) for n in numbers] == list(range(first, last + 1))
+                    total = int(re.search(r"^Total Lines: (\d+)$", text, re.M)[1])
+                    whole = "shows the entire, complete file contents" in text
+                    assert whole == (first == 1 and last == total)
+                elif call.name == "write_to_file":
+                    assert args["EmptyFile"] is False and args["CodeContent"]
+                    assert (
+                        text == f"Created file file://{args['TargetFile']} with requested content."
+                    )
+                elif call.name == "replace_file_content":
+                    assert text.startswith(
+                        "The following changes were made by the "
+                        f"replace_file_content tool to: {args['TargetFile']}."
+                    )
+                    assert "\n[diff_block_start]\n@@ -" in text
+                    assert text.endswith("\n[diff_block_end]")
+                    for chunk in args["ReplacementChunks"]:
+                        assert set(chunk) == {
+                            "AllowMultiple",
+                            "TargetContent",
+                            "ReplacementContent",
+                        }
+                        assert chunk["TargetContent"] != chunk["ReplacementContent"]
+                    edits.append(args["TargetFile"])
+                elif call.name == "grep_search":
+                    for line in text.splitlines():
+                        if line != "No results found":
+                            assert set(json.loads(line)) == {
+                                "Filename",
+                                "LineNumber",
+                                "LineContent",
+                            }
+                elif call.name == "list_dir":
+                    assert re.search(r"\n\nSummary: This directory contains \d+ subdirectories "
+                                     r"and \d+ files\.\Z", text)  # fmt: skip
+                elif call.name == "find_by_name":
+                    assert re.match(r"Found (\d+) results", text)
+                elif call.name == "create_memory":
+                    assert args["Action"] == "create" and args["UserTriggered"] is True
+                    assert args["CorpusNames"] == [root] and args["Id"] == ""
+                elif call.name == "todo_list":
+                    for item in args["todos"]:
+                        assert set(item) == {"id", "content", "status", "priority"}
+                        assert item["status"] in {"pending", "in_progress", "completed"}
+                        assert item["priority"] in {"high", "medium", "low"}
+                    lists.append(args["todos"])
+        assert used == set(_WINDSURFSTORY_ARGS)
+        # The build fails to compile, then compiles; the tests go red, green, red (in the
+        # background, read back through command_status); detekt fails once, then passes.
+        codes = {prefix: [code for command, code, _ in runs if command.startswith(prefix)]
+                 for prefix in ("./gradlew compileKotlin", "./gradlew test", "(background)",
+                                "./gradlew detekt")}  # fmt: skip
+        assert codes == {"./gradlew compileKotlin": [1, 0], "./gradlew test": [1, 0],
+                         "(background)": [1], "./gradlew detekt": [1, 0]}  # fmt: skip
+        tests = [text for command, _, text in runs if "gradlew test" in command]
+        counts = [re.findall(r"^(\d+) tests completed, (\d+) failed$", t, re.M) for t in tests]
+        assert [c[0][1] if c else None for c in counts] == ["2", None, "1"]
+        assert int(counts[2][0][0]) > int(counts[0][0][0])
+        assert f"QuietHoursTest > {DST_TEST}() FAILED" in tests[2]
+        assert "BUILD SUCCESSFUL" in tests[1]
+        # No delete tool: the misnamed migration and the nightly job go through the shell.
+        removed = [c for c, _, _ in runs if c.startswith(("rm ", "git rm "))]
+        assert len(removed) == 2 and "_" in removed[0].split("/")[-1]
+        # The to-do list moves: items completed, one dropped (left out), two added late.
+        first, last = {i["id"]: i for i in lists[0]}, {i["id"]: i for i in lists[-1]}
+        [dropped] = [i for i in first.values() if i["id"] not in last]
+        assert dropped["content"].startswith("Micrometer counter")
+        added = [i for i in last.values() if i["id"] not in first]
+        assert len(added) == 3 and sum(i["status"] == "pending" for i in added) == 2
+        assert sum(i["status"] == "completed" for i in last.values()) == 7
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

@@ -28,6 +28,7 @@ from compaction.eval.families import (
     qstory,
     qwenstory,
     roostory,
+    windsurfstory,
     zedstory,
 )
 from compaction.eval.families._base import ProbeLeakError, Voice
@@ -142,6 +143,8 @@ FAMILIES[qwenstory.FAMILY] = qwenstory.write
 FAMILIES[zedstory.FAMILY] = zedstory.write
 # Written with a story of its own, not `tell`: Amp's own tools on a Clojure webhook service.
 FAMILIES[ampstory.FAMILY] = ampstory.write
+# Written with a story of its own, not `tell`: Windsurf Cascade's tools on a Kotlin/Ktor API.
+FAMILIES[windsurfstory.FAMILY] = windsurfstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
