@@ -1397,6 +1397,45 @@ def test_a_sentence_introducing_a_code_block_is_kept_with_the_code_it_introduces
     assert "`<<<<<<< SEARCH" not in text
 
 
+@pytest.mark.parametrize(
+    ("run", "started", "poll"),
+    [
+        # Windsurf's Cascade: a non-blocking `run_command`, then `command_status`.
+        (
+            {"CommandLine": "./gradlew test", "Cwd": "/app", "Blocking": False},
+            "Background command ID: 9ae2d415-0001",
+            ("command_status", {"CommandId": "9ae2d415-0001", "WaitDurationSeconds": 60}),
+        ),
+        # Claude Code: `Bash` with `run_in_background`, then `BashOutput`.
+        (
+            {"command": "./gradlew test", "run_in_background": True},
+            "Command running in background with ID: bash_3",
+            ("BashOutput", {"bash_id": "bash_3"}),
+        ),
+    ],
+)
+def test_a_background_commands_later_output_is_that_commands_outcome(
+    run: dict[str, object], started: str, poll: tuple[str, dict[str, object]]
+) -> None:
+    # The run's last word comes through a poll of its id, not through the call that ran it:
+    # "18 tests completed, 2 failed" from an earlier run must not stand as the latest.
+    tool = "run_command" if "CommandLine" in run else "Bash"
+    ledger = extract_ledger(
+        [
+            say("user", "Run the tests."),
+            call("1", tool, **run),
+            result("1", "> Task :test\n18 tests completed, 2 failed\nBUILD FAILED"),
+            call("2", tool, **run),
+            result("2", started),
+            call("3", poll[0], **poll[1]),
+            result("3", "Status: DONE\n> Task :test\n25 tests completed, 1 failed\nBUILD FAILED"),
+        ]
+    )
+    tests = rendered(ledger).split("## Test status (latest per command)")[1]
+    assert "25 tests completed, 1 failed" in tests
+    assert "18 tests completed, 2 failed (" not in tests
+
+
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
     # Roo Code's `ask_followup_question {question}`: the statements before the question are
     # the assistant's, as if written in its reply.

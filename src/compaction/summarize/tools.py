@@ -176,6 +176,9 @@ class ToolMeaning:
     # The positional signature of a command written as text (SWE-agent without function
     # calling: `open "<path>" [<line_number>]`), naming each position's argument.
     positional: tuple[str, ...] | None = None
+    # A tool that reads the later output of a command sent to the background (Claude Code's
+    # `BashOutput`): the arguments naming that command's id (`background_id`).
+    poll_keys: tuple[str, ...] = ()
 
 
 _ITEMS = TodoShape()
@@ -240,6 +243,7 @@ TOOLS: tuple[ToolMeaning, ...] = (
     ToolMeaning(("TaskCreate",), "todo", _CC, text_keys=("subject", "description")),
     ToolMeaning(("TaskUpdate",), "todo", _CC, text_keys=("subject",)),
     ToolMeaning(("Task", "Agent"), "delegate", _CC, text_keys=("description", "prompt")),
+    ToolMeaning(("BashOutput",), "none", _CC, poll_keys=("bash_id", "shell_id")),
     ToolMeaning(("ExitPlanMode",), "plan", _CC, text_keys=("plan",)),
     _none(
         (
@@ -247,7 +251,6 @@ TOOLS: tuple[ToolMeaning, ...] = (
             "TaskGet",
             "TaskOutput",
             "TaskStop",
-            "BashOutput",
             "KillShell",
             "KillBash",
             "WebFetch",
@@ -298,7 +301,9 @@ TOOLS: tuple[ToolMeaning, ...] = (
     ),
     _search("list_dir", _CODEX, "dir_path", "path"),
     _search("grep_files", _CODEX, "path"),
-    _none("write_stdin", _CODEX),
+    ToolMeaning(("write_stdin",), "none", _CODEX, poll_keys=("session_id",)),
+    # --- Windsurf's Cascade: a command run with `Blocking: false` is read by its id.
+    ToolMeaning(("command_status",), "none", ("windsurf",), poll_keys=("CommandId",)),
     # --- OpenCode (packages/opencode/src/tool/*.ts)
     _command("bash", ("opencode", "swe-agent", "mini-swe-agent", "anthropic-api"), "command"),
     _file("read", _OPENCODE, "read", "filePath"),
@@ -677,6 +682,38 @@ def meaning_of(name: str) -> ToolMeaning | None:
 
 # Cline puts its whole to-do checklist in a `task_progress` argument of any tool call.
 _CHECKLIST_ARGUMENTS = ("task_progress",)
+
+
+# How a command sent to the background names its id in its first result: Claude Code's
+# "Command running in background with ID: bash_1", Windsurf's "Background command ID: …",
+# Codex's "Process running with session ID 12".
+_BACKGROUND_ID = re.compile(
+    r"\b(?:background\b[^\n]{0,40}?\bID|session ID)[:\s]+([\w.-]+)", re.IGNORECASE
+)
+
+
+@text_cache()
+def background_id(result: str) -> str | None:
+    """The id a command's result says it went on under in the background, if any."""
+    found = _BACKGROUND_ID.search(result[:_TAIL_CHARS])
+    return found.group(1) if found else None
+
+
+def polled_id(name: str, arguments: str) -> str | None:
+    """The id of the background command whose later output a call of `name` with
+    `arguments` (JSON text) reads, by the table's `poll_keys`; None for any other call."""
+    row = _row_for(name)
+    if row is None or not row.poll_keys:
+        return None
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return None
+    for key in row.poll_keys if isinstance(parsed, dict) else ():
+        value = parsed.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return str(value)
+    return None
 
 
 def actions_of_call(name: str, arguments: Mapping[str, object]) -> tuple[Action, ...]:

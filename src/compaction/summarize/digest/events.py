@@ -183,6 +183,8 @@ class Reader:
 
     def __init__(self) -> None:
         self._calls: dict[str, ToolCallPart] = {}
+        # Commands gone on in the background, by the id their result named.
+        self._background: dict[str, ToolCallPart] = {}
         # Commands written in text awaiting their output, and whether any action was.
         self._pending_actions: list[str] = []
         self._awaiting = False
@@ -264,7 +266,13 @@ class Reader:
                 yield from events
             elif isinstance(part, ToolResultPart):
                 call = self._calls.get(part.tool_call_id)
-                for event in _result_events(call, part, self._open_file):
+                if call is not None and (started := tools.background_id(part.text)):
+                    self._background[started] = call
+                # A poll of a background command's output is that command's outcome.
+                polled = call and self._background.get(
+                    tools.polled_id(call.name, call.arguments) or ""
+                )
+                for event in _result_events(polled or call, part, self._open_file):
                     if isinstance(event, UserSaid):  # the user's answer to the agent's question
                         self._question = _question_in(event.text)
                     yield event
