@@ -947,6 +947,20 @@ def test_bracketed_fail_verdicts_name_the_tests_that_failed() -> None:
     assert not any("decodes case" in e for e in errors)
 
 
+def test_a_count_summary_keeps_the_line_of_how_many_ran_just_above_it() -> None:
+    # clojure.test: "Ran 23 tests containing 48 assertions." then "1 failures, 0 errors.":
+    # the two lines are the summary; the second alone says nothing of how many ran.
+    out = (
+        "Testing heronry.signing-test\n\nRan 23 tests containing 48 assertions.\n"
+        "1 failures, 0 errors.\nTest failures or errors occurred.\n"
+    )
+    summary = signals.test_summary(out)
+    assert summary == "Ran 23 tests containing 48 assertions. 1 failures, 0 errors."
+    assert signals.summary_fails(summary)
+    # A count line with no such line above it is read alone, as before.
+    assert signals.test_summary("ok\n3 failed, 10 passed in 2.1s\n") == "3 failed, 10 passed"
+
+
 def test_a_summary_of_capitalized_outcome_counts_is_read() -> None:
     # sbt prints `Failed: Total 34, Failed 1, Errors 0, Passed 33` (and `Passed: Total …`).
     out = "\n".join(

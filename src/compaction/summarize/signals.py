@@ -303,10 +303,26 @@ def _as_printed(line: str) -> str:
     return clip(_TOOK.sub("", line.strip().strip("=-*# ")).strip(), 200)
 
 
+# A line saying how many tests ran, above the line of their outcome counts.
+_RAN_LINE = re.compile(r"^Ran \d+ tests?\b[^\n]{0,60}$")
+
+
 @text_cache()
 def test_summary(text: str) -> str | None:
-    """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`)."""
+    """The last test-run summary line (pytest's `3 failed, 10 passed`, unittest's `Ran N`),
+    with the line of how many ran just above it where the runner prints one (clojure.test's
+    "Ran 23 tests containing 48 assertions." above "1 failures, 0 errors.")."""
     tail = unwrap_output(text)[-4000:]
+    found = _summary_line(tail)
+    at = tail.rfind(found) if found is not None and "Ran " in tail else -1
+    if found is not None and at > 0:
+        above = tail[:at].rstrip().rsplit("\n", 1)[-1].strip()
+        if _RAN_LINE.match(above) and not found.startswith("Ran "):
+            return f"{above} {found}"
+    return found
+
+
+def _summary_line(tail: str) -> str | None:
     gradle = _GRADLE_TESTS.findall(tail) if "tests completed" in tail else None
     if gradle:
         return str(gradle[-1])
