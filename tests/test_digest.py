@@ -1450,6 +1450,26 @@ def test_a_background_commands_later_output_is_that_commands_outcome(
     assert "18 tests completed, 2 failed (" not in tests
 
 
+def test_a_file_named_by_its_absolute_and_its_relative_path_is_one_file() -> None:
+    # Windsurf writes with an absolute `TargetFile`, then removes with `rm` relative to its
+    # `Cwd`: one migration created and deleted, not one created and another deleted.
+    created = "/Users/radka/code/api/src/main/resources/db/migration/V7_sms_outbox.sql"
+    text = rendered(
+        extract_ledger(
+            [
+                say("user", "Add the outbox table."),
+                call("1", "write_to_file", TargetFile=created, CodeContent="CREATE TABLE t ();"),
+                result("1", "Created file"),
+                call("2", "run_command", CommandLine="rm src/main/resources/db/migration/"
+                     "V7_sms_outbox.sql", Cwd="/Users/radka/code/api"),
+                result("2", "The command completed successfully."),
+            ]
+        )
+    )  # fmt: skip
+    assert f"- {created} (deleted)" in text
+    assert "(created)" not in text
+
+
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
     # Roo Code's `ask_followup_question {question}`: the statements before the question are
     # the assistant's, as if written in its reply.

@@ -162,6 +162,10 @@ def test_a_command_the_summary_quotes_in_backticks_is_history_not_a_claim() -> N
     quoted = summarized("- `sed -n '1,40p' apps/old/export.ts` → ok")
     assert restated_stale([fact], before, summarized("- Files: apps/old/export.ts")) == [fact]
     assert restated_stale([fact], before, quoted) == []
+    # A file listed as deleted is said to be gone, not to stand.
+    gone = summarized("- apps/old/export.ts (deleted)")
+    assert restated_stale([fact], before, gone) == []
+    assert restated_stale([fact], before, summarized("- apps/old/export.ts (modified)")) == [fact]
 
 
 def test_a_superseded_form_the_summary_negates_is_not_stated_as_current() -> None:

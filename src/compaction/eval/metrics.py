@@ -424,11 +424,20 @@ _NEGATION = re.compile(
 )
 
 
+# What a file list says after a path that is gone: "apps/old/export.ts (deleted)".
+_GONE_AFTER = re.compile(r"\s*\((?:deleted|removed)\b", re.IGNORECASE)
+
+
 def _negated(line: str, stale: str) -> bool:
     """Whether every mention of `stale` in `line` follows a negation within a word or two
-    ("no `X`", "dropped the X"): the line says it is gone, not that it stands."""
-    at = [m.start() for m in re.finditer(re.escape(stale), line.casefold())]
-    return bool(at) and all(_NEGATION.search(line[max(0, i - 40) : i]) for i in at)
+    ("no `X`", "dropped the X") or is a path marked gone after it ("X (deleted)"): the line
+    says it is gone, not that it stands."""
+    found = list(re.finditer(re.escape(stale), line.casefold()))
+    return bool(found) and all(
+        _NEGATION.search(line[max(0, m.start() - 40) : m.start()])
+        or _GONE_AFTER.match(line, m.end())
+        for m in found
+    )
 
 
 def _restates(

@@ -747,6 +747,21 @@ def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
 
 
+def _known_as(files: Mapping[str, str], path: str) -> str:
+    """The path `files` already lists the file at `path` under: the one absolute path that
+    ends with a relative `path` (or the one relative path an absolute `path` ends with);
+    else `path` itself."""
+    if path in files:
+        return path
+    if path.startswith("/"):
+        same = [
+            known for known in files if not known.startswith("/") and path.endswith("/" + known)
+        ]
+    else:
+        same = [known for known in files if known.startswith("/") and known.endswith("/" + path)]
+    return same[0] if len(same) == 1 else path
+
+
 def note_file(files: dict[str, str], path: str, op: str) -> None:
     previous = files.get(path)
     if op == "written":
@@ -787,11 +802,15 @@ class Files(Section[FilesState]):
 
     def observe(self, state: FilesState, event: Event, seq: int) -> None:
         if isinstance(event, FileTouched):
-            state.before[event.path] = state.files.get(event.path)
-            note_file(state.files, event.path, event.op)
-            if event.path in state.recent:
-                state.recent.remove(event.path)
-            state.recent.append(event.path)
+            # A file deleted under another name than the one it is listed by (written by
+            # absolute path, removed by `rm` in the working directory) is that file: listed
+            # twice, it would stand as created beside its deletion.
+            path = _known_as(state.files, event.path) if event.op == "deleted" else event.path
+            state.before[path] = state.files.get(path)
+            note_file(state.files, path, event.op)
+            if path in state.recent:
+                state.recent.remove(path)
+            state.recent.append(path)
             state.resumed = False
         elif isinstance(event, UseDenied):
             # The user denied the use: its files are as they were (one it would have made is
