@@ -400,6 +400,14 @@ def test_user_values_latest_wins() -> None:
             "# Visible Files\nsrc/App.tsx\n</environment_details>",
             "Add a dark mode toggle.",
         ),
+        # Windsurf's Cascade: the request, and the editor's state as metadata after it.
+        (
+            "<USER_REQUEST>\nOK, final answer from the vets: 42 hours after all.\n"
+            "</USER_REQUEST>\n<ADDITIONAL_METADATA>\nThe current local time is: "
+            "2026-03-20T10:13:13+01:00.\nActive Document: /app/docs/runbook.md\n"
+            "</ADDITIONAL_METADATA>",
+            "OK, final answer from the vets: 42 hours after all.",
+        ),
         # Markup the user pasted is the user's own: kept as it was.
         (
             "Why does this render twice?\n<div>\n  <span>hi</span>\n</div>",

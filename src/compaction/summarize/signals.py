@@ -773,6 +773,7 @@ _CONTEXT_WORDS = frozenset(
         "attachments",
         "instructions",
         "selection",
+        "metadata",
     }
 )
 
