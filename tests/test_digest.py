@@ -1466,7 +1466,8 @@ def test_a_file_named_by_its_absolute_and_its_relative_path_is_one_file() -> Non
         extract_ledger(
             [
                 say("user", "Add the outbox table."),
-                call("1", "write_to_file", TargetFile=created, CodeContent="CREATE TABLE t ();"),
+                call("1", "write_to_file", TargetFile=created,
+                     CodeContent="CREATE TABLE sms_outbox ();"),
                 result("1", "Created file"),
                 call("2", "run_command", CommandLine="rm src/main/resources/db/migration/"
                      "V7_sms_outbox.sql", Cwd="/Users/radka/code/api"),
@@ -1476,6 +1477,8 @@ def test_a_file_named_by_its_absolute_and_its_relative_path_is_one_file() -> Non
     )  # fmt: skip
     assert f"- {created} (deleted)" in text
     assert "(created)" not in text
+    # What a deleted file defined is no name of the code any more.
+    assert "defines sms_outbox" not in text
 
 
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:

@@ -15,7 +15,7 @@ Sections must never call a model, count tokens or read a wire format; determinis
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar, Generic, TypeVar
@@ -747,7 +747,7 @@ def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
 
 
-def _known_as(files: Mapping[str, str], path: str) -> str:
+def _known_as(files: Collection[str], path: str) -> str:
     """The path `files` already lists the file at `path` under: the one absolute path that
     ends with a relative `path` (or the one relative path an absolute `path` ends with);
     else `path` itself."""
@@ -2307,7 +2307,7 @@ class CodeNames(Section[CodeNamesState]):
     what was done and said; before identifiers seen only in an output."""
 
     name = "code names"
-    events = (CodeWritten, UseDenied, UserSaid)
+    events = (CodeWritten, UseDenied, UserSaid, FileTouched)
     heading = "## Names in the code written"
 
     def new(self) -> CodeNamesState:
@@ -2334,6 +2334,9 @@ class CodeNames(Section[CodeNamesState]):
         elif isinstance(event, UseDenied):
             # The user denied the write: what the file defined is as it was.
             _undo_denied(state.files, state.before, event.paths)
+        elif isinstance(event, FileTouched):
+            if event.op == "deleted":  # what a deleted file defined is gone with it
+                state.files.pop(_known_as(state.files, event.path), None)
         elif isinstance(event, UserSaid):
             # The user turned the assistant away from a file it just wrote: what it wrote
             # there is not the work's (the files section says where the user pointed).
