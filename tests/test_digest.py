@@ -1481,6 +1481,25 @@ def test_a_file_named_by_its_absolute_and_its_relative_path_is_one_file() -> Non
     assert "defines sms_outbox" not in text
 
 
+def test_a_report_of_a_figure_set_revises_no_decision_and_states_no_value() -> None:
+    # "Set to 11 attempts; the new test covers the limit." reports a setting: the values
+    # section has the user's figure, and when the user changes it again the report must not
+    # stand as what replaced a decision ("superseded (by: Set to 11 attempts …)").
+    ledger = extract_ledger(
+        [
+            say("user", "Give up after 5 attempts."),
+            say("assistant", "Adding a test pinned to the configured limit rather than a literal."),
+            say("user", "bump it to 11 attempts."),
+            say("assistant", "Set to 11 attempts; the new test covers the limit."),
+            say("user", "ok, 7 attempts after all."),
+            say("assistant", "Done."),
+        ]
+    )
+    decisions = rendered(ledger).split("## Decisions and plans (standing)")[1].split("## ")[0]
+    assert "11 attempts" not in decisions
+    assert "- Adding a test pinned to the configured limit rather than a literal." in decisions
+
+
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
     # Roo Code's `ask_followup_question {question}`: the statements before the question are
     # the assistant's, as if written in its reply.

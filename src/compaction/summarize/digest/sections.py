@@ -1328,7 +1328,11 @@ def _supersede(decisions: list[Decision], text: str) -> None:
 def _sets_a_number(sentence: str) -> bool:
     """Whether a sentence gives a setting a figure ("Set the pool to 12 connections."), or
     states settings beside their figures and little else ("Retention 24 hours and in-flight
-    wait 800 ms, as you specified:")."""
+    wait 800 ms, as you specified:"), in its first clause ("Set to 11 attempts; the new test
+    covers the limit.")."""
+    first, semicolon, _ = sentence.partition(";")
+    if semicolon and _sets_a_number(first):
+        return True
     if any(signals.has_digit(value) for _, value in signals.value_settings(sentence)):
         return True
     if not signals.figures(sentence):
