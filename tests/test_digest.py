@@ -1500,6 +1500,30 @@ def test_a_report_of_a_figure_set_revises_no_decision_and_states_no_value() -> N
     assert "- Adding a test pinned to the configured limit rather than a literal." in decisions
 
 
+def test_a_remark_on_what_went_wrong_revises_no_decision() -> None:
+    # "Both poller failures are the same missing table" speaks of the outbox design's
+    # words (poller, table) but reports a failure; the design still stands.
+    ledger = extract_ledger(
+        [
+            say("user", "Three pods must not send the same reminder twice."),
+            say(
+                "assistant",
+                "Scrapping both the ticker and the CronJob: an outbox table, `reminder_queue`, "
+                "one row per appointment, that every pod's poller claims with FOR UPDATE SKIP "
+                "LOCKED.",
+            ),
+            say(
+                "assistant",
+                "Both poller failures are the same missing outbox table, the migration was "
+                "skipped. Let me look at the names:",
+            ),
+        ]
+    )
+    decisions = rendered(ledger).split("## Decisions and plans (standing)")[1].split("## ")[0]
+    assert "superseded" not in decisions
+    assert "`reminder_queue`" in decisions
+
+
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
     # Roo Code's `ask_followup_question {question}`: the statements before the question are
     # the assistant's, as if written in its reply.

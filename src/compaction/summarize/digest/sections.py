@@ -1294,7 +1294,9 @@ _STATUS = signals.cue(
     r"starting\s+(?:with|on)|beginning\s+with|moving\s+on\s+to|"
     r"landed|merged|deployed|looks?\s+(?:good|fine|right)|"
     # or a measurement of it: "one flush averages 715 ms"
-    r"averag(?:e|es|ed)|median|measured|benchmarked)\b"
+    r"averag(?:e|es|ed)|median|measured|benchmarked|"
+    # or what went wrong with it: "Both poller failures are the same missing table"
+    r"failures?|failing|crash(?:es|ed)?|broken)\b"
 )
 
 
