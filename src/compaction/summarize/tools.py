@@ -690,12 +690,14 @@ _CHECKLIST_ARGUMENTS = ("task_progress",)
 _BACKGROUND_ID = re.compile(
     r"\b(?:background\b[^\n]{0,40}?\bID|session ID)[:\s]+([\w.-]+)", re.IGNORECASE
 )
+# The id opens the result: a long output is not searched whole for it.
+_BACKGROUND_HEAD = 2000
 
 
 @text_cache()
 def background_id(result: str) -> str | None:
     """The id a command's result says it went on under in the background, if any."""
-    found = _BACKGROUND_ID.search(result[:_TAIL_CHARS])
+    found = _BACKGROUND_ID.search(result[:_BACKGROUND_HEAD])
     return found.group(1) if found else None
 
 
