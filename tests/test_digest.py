@@ -494,6 +494,20 @@ def test_error_lines_prefer_the_exception_line() -> None:
     assert signals.error_lines("all good\n3 passed") == []
 
 
+def test_a_clojure_error_report_keeps_its_cause_from_the_line_below() -> None:
+    # clojure.main's report: where on one line, what on the next.
+    out = (
+        "Syntax error compiling at (heronry/delivery/retry_worker.clj:45:64).\n"
+        "Unable to resolve symbol: next-attempt-at in this context\n\n"
+        "Full report at:\n/tmp/clojure-4249171921363137742.edn\n"
+    )
+    assert signals.error_lines(out) == [
+        "Syntax error compiling at (heronry/delivery/retry_worker.clj:45:64). "
+        "Unable to resolve symbol: next-attempt-at in this context"
+    ]
+    assert signals.outcome_of(out, is_error=True)[1] == tuple(signals.error_lines(out))
+
+
 def test_paths_and_non_paths() -> None:
     assert signals.looks_like_path("src/app/models.py")
     assert signals.looks_like_path("README.md")

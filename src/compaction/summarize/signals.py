@@ -58,9 +58,12 @@ _ERROR_LINE = re.compile(
       | test\ \S+\ \.\.\.\ FAILED$                         # cargo test (libtest)
       | FAIL\ \S+\ \([\d.]+m?s\)                           # gotestsum: FAIL pkg.TestX (0.01s)
       | \[(?:ERROR|FATAL|error)\]\ +\S                       # Maven, sbt: [ERROR] …
+      | (?:Syntax|Execution)\ error\b.*\ at\ \(.*\)\.$        # clojure.main (cause below)
     )""",
     re.VERBOSE,
 )
+# clojure.main's report says where on its line and what went wrong on the next one.
+_CAUSE_BELOW = re.compile(r"^(?:Syntax|Execution) error\b")
 # A report's error field saying there is none (Gemini CLI's shell tool: "Error: (none)").
 _NO_ERROR = cue(r"(?:errors?|stderr)\s*:\s*(?:\(none\)|none|\(empty\)|n/a|null|0)?\s*$")
 # An error line that states only the exit status ("Error: Command exited with code 1"): the
@@ -239,6 +242,9 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
         # introspection of an assertion's operands (`E    +  where 59 = len(…)`).
         if line.startswith(('File "', "^")) or _INTROSPECTION.match(line):
             continue
+        if _CAUSE_BELOW.match(line):
+            cause = text[end + 1 :].lstrip("\n").split("\n", 1)[0].strip()
+            line = f"{line} {cause}" if cause else line
         clipped = line[:200]
         if clipped not in seen:
             seen.add(clipped)
