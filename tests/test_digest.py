@@ -1538,6 +1538,38 @@ def test_a_remark_on_what_went_wrong_revises_no_decision() -> None:
     assert "`reminder_queue`" in decisions
 
 
+def test_a_proposal_the_user_agrees_to_is_a_decision() -> None:
+    # "… so I'd stop at once and set `disabled_at` … OK?" — "Yes, pause it.": what was
+    # proposed now stands; a proposal the user turns down does not.
+    proposal = (
+        "One behaviour to settle before I write the worker: an endpoint answering 410 Gone. "
+        "Retrying that is wasted work, so I'd stop at once and set `disabled_at` on the "
+        "subscription. OK?"
+    )
+    agreed = extract_ledger(
+        [
+            say("user", "Retry failed webhooks."),
+            say("assistant", proposal),
+            say("user", "Yes, pause it. Ops can unpause by hand."),
+            say("assistant", "Writing the worker."),
+        ]
+    )
+    text = rendered(agreed)
+    assert "## Decisions and plans (standing)" in text
+    decisions = text.split("## Decisions and plans (standing)")[1].split("## ")[0]
+    assert "410 Gone" in decisions and "`disabled_at`" in decisions
+    refused = extract_ledger(
+        [
+            say("user", "Retry failed webhooks."),
+            say("assistant", proposal),
+            say("user", "No, keep retrying those too."),
+        ]
+    )
+    text = rendered(refused)
+    standing = text.split("## Decisions and plans (standing)")[1:] or [""]
+    assert "`disabled_at`" not in standing[0].split("## ")[0]
+
+
 def test_what_the_assistant_states_in_a_question_to_the_user_is_its_own_words() -> None:
     # Roo Code's `ask_followup_question {question}`: the statements before the question are
     # the assistant's, as if written in its reply.

@@ -1388,6 +1388,9 @@ class Decision:
 @dataclass
 class DecisionsState:
     decisions: list[Decision] = field(default_factory=list)
+    # What the assistant's last message proposed before asking the user whether to go
+    # ahead ("… so I'd stop at once. OK?"): the user's yes makes it a decision.
+    proposed: str = ""
     # Subject word → positions of the decisions named by it, for the decisions read so far
     # (`_index_size` of them): decisions are only ever appended.
     _index: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
@@ -1431,12 +1434,36 @@ def _replaced_by(text: str, later: Mapping[str, str]) -> str:
     )
 
 
+# A question asking only whether to go ahead: "OK?", "Sound good?", "Shall I go ahead?".
+_GO_AHEAD = signals.cue(
+    r"^(?:ok(?:ay)?|sound\s+good|sounds\s+good|good|fine|agreed|shall\s+i(?:\s+go\s+ahead|\s+proceed)?"
+    r"|should\s+i(?:\s+go\s+ahead|\s+proceed)?|go\s+ahead|alright|all\s+right|right)\s*\?$"
+)
+# A user's turn that opens by agreeing: "Yes, pause it.", "OK, do that.", "Sure."
+_AGREES = re.compile(
+    r"^\W*(?:yes|yep|yeah|ok(?:ay)?|sure|agreed|go\s+ahead|do\s+it|sounds\s+good|please\s+do"
+    r"|approved|fine)\b(?!\s*,?\s*but\b)",
+    re.IGNORECASE,
+)
+
+
+def _proposal(text: str, sentences: Sequence[str]) -> str:
+    """What a message (`text`, its `sentences`) proposes, when it ends by asking only
+    whether to go ahead: its sentences before that question (at most 300 characters), else
+    ""."""
+    end = text.rstrip()[-40:].lower()
+    if not end.endswith("?") or not _GO_AHEAD.search(re.split(r"[.!:\n]", end)[-1].strip()):
+        return ""
+    before = [s for s in sentences if not s.rstrip().endswith("?")]
+    return signals.clip(" ".join(before), 300) if before else ""
+
+
 class Decisions(Section[DecisionsState]):
     """Decisions and plans in order; one a later statement reverses is shown as superseded,
     never as current."""
 
     name = "decisions"
-    events = (AssistantSaid, PlanStated)
+    events = (AssistantSaid, PlanStated, UserSaid)
     heading = "## Decisions and plans (standing)"
     reads = ("## Decisions and plans stated by the assistant",)
 
@@ -1444,6 +1471,11 @@ class Decisions(Section[DecisionsState]):
         return DecisionsState()
 
     def observe(self, state: DecisionsState, event: Event, seq: int) -> None:
+        proposed, state.proposed = state.proposed, ""
+        if isinstance(event, UserSaid):
+            if proposed and _AGREES.match(event.text):
+                self._add(state, proposed, reversal=False)
+            return
         if isinstance(event, PlanStated):
             # A new plan replaces the plan before it.
             for d in state.decisions:
@@ -1493,6 +1525,7 @@ class Decisions(Section[DecisionsState]):
             decided.add(text)
         if uncued:
             self._revisit(state, uncued, statement=said, own=frozenset(decided))
+        state.proposed = _proposal(event.text, [sentence for sentence, *_ in found])
 
     def _revisit(
         self,
@@ -1565,7 +1598,7 @@ class Decisions(Section[DecisionsState]):
         state.decisions.append(Decision(text))
 
     def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
-        merged = DecisionsState([d.copy() for d in earlier.decisions])
+        merged = DecisionsState([d.copy() for d in earlier.decisions], later.proposed)
         for d in later.decisions:
             if any(m.text == d.text for m in merged.decisions):
                 continue
