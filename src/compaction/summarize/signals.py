@@ -58,12 +58,11 @@ _ERROR_LINE = re.compile(
       | test\ \S+\ \.\.\.\ FAILED$                         # cargo test (libtest)
       | FAIL\ \S+\ \([\d.]+m?s\)                           # gotestsum: FAIL pkg.TestX (0.01s)
       | \[(?:ERROR|FATAL|error)\]\ +\S                       # Maven, sbt: [ERROR] …
-      | (?:Syntax|Execution)\ error\b.*\ at\ \(.*\)\.$        # clojure.main (cause below)
     )""",
     re.VERBOSE,
 )
 # clojure.main's report says where on its line and what went wrong on the next one.
-_CAUSE_BELOW = re.compile(r"^(?:Syntax|Execution) error\b")
+_CAUSE_BELOW = re.compile(r"^(?:Syntax|Execution) error\b.* at \(.*\)\.$")
 # A report's error field saying there is none (Gemini CLI's shell tool: "Error: (none)").
 _NO_ERROR = cue(r"(?:errors?|stderr)\s*:\s*(?:\(none\)|none|\(empty\)|n/a|null|0)?\s*$")
 # An error line that states only the exit status ("Error: Command exited with code 1"): the
@@ -236,13 +235,14 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
             continue
         if _STATUS_ONLY.fullmatch(lowered):
             continue
-        if not (_ERROR_LINE.match(line) or _ERROR_ANYWHERE.search(line)):
+        cause_below = _CAUSE_BELOW.match(line) is not None
+        if not (cause_below or _ERROR_LINE.match(line) or _ERROR_ANYWHERE.search(line)):
             continue
         # Frames and source lines of a traceback are not errors of their own, nor pytest's
         # introspection of an assertion's operands (`E    +  where 59 = len(…)`).
         if line.startswith(('File "', "^")) or _INTROSPECTION.match(line):
             continue
-        if _CAUSE_BELOW.match(line):
+        if cause_below:
             cause = text[end + 1 :].lstrip("\n").split("\n", 1)[0].strip()
             line = f"{line} {cause}" if cause else line
         clipped = line[:200]
