@@ -1436,13 +1436,14 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
-        # qwenstory-style's, zedstory-style's, ampstory-style's and windsurfstory-style's.
+        # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's and
+        # crushstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
                      "qwenstory-style", "zedstory-style", "ampstory-style",
-                     "windsurfstory-style")  # fmt: skip
+                     "windsurfstory-style", "crushstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -5881,6 +5882,95 @@ def test_windsurfstory_style_speaks_cascades_tools_and_moves_its_todo_list() -> 
         added = [i for i in last.values() if i["id"] not in first]
         assert len(added) == 3 and sum(i["status"] == "pending" for i in added) == 2
         assert sum(i["status"] == "completed" for i in last.values()) == 7
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Crush's tools as its source declares them (internal/agent/tools): required and optional keys.
+_CRUSHSTORY_ARGS = {
+    "bash": ({"description", "command"}, {"run_in_background"}),
+    "job_output": ({"shell_id", "wait"}, set()),
+    "view": ({"file_path"}, {"offset", "limit"}),
+    "edit": ({"file_path", "old_string", "new_string"}, set()),
+    "multiedit": ({"file_path", "edits"}, set()),
+    "write": ({"file_path", "content"}, set()),
+    "grep": ({"pattern", "path", "include"}, set()),
+    "glob": ({"pattern", "path"}, set()),
+    "ls": ({"path"}, set()),
+    "lsp_diagnostics": ({"file_path"}, set()),
+    "fetch": ({"url", "format"}, set()),
+    "todos": ({"todos"}, set()),
+}
+
+
+def test_crushstory_style_speaks_crushs_tools_and_moves_its_todo_list() -> None:
+    from compaction.eval.families.crushstory import FAMILY
+
+    for session in sessions(FAMILY):
+        messages = session.conversation.messages
+        assert messages[0].text.startswith("You are Crush, a powerful AI Assistant")
+        root = re.search(r"^Working directory: (/home/\w+/code/\w+)$", messages[0].text, re.M)[1]
+        results = {r.tool_call_id: r.text for m in messages for r in m.tool_results}
+        used, viewed, runs, lists = set(), set(), [], []
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = results[call.id]
+                must, may = _CRUSHSTORY_ARGS[call.name]
+                assert must <= set(args) <= must | may, (call.name, sorted(args))
+                used.add(call.name)
+                if "file_path" in args:
+                    assert args["file_path"].startswith(f"{root}/")
+                if call.name == "bash":
+                    assert 0 < len(args["description"]) <= 30
+                    background = text.startswith("Background shell started with ID: ")
+                    assert background == bool(args.get("run_in_background"))
+                    assert (
+                        background or text == "no output" or text.endswith(f"\n\n<cwd>{root}</cwd>")
+                    )
+                    runs.append((args["command"], text))
+                elif call.name == "view":
+                    viewed.add(args["file_path"])
+                    assert text.startswith("<file>\n") and text.endswith("\n</file>\n")
+                    first = int(text.split("\n", 2)[1].split("|", 1)[0])
+                    assert first == args.get("offset", 0) + 1
+                elif call.name in ("edit", "multiedit"):
+                    assert args["file_path"] in viewed  # Crush refuses an edit before a view
+                    assert text.startswith("<result>\n")
+                elif call.name == "write":
+                    assert (
+                        text
+                        == f"<result>\nFile successfully written: {args['file_path']}\n</result>"
+                    )
+                elif call.name == "grep":
+                    assert re.match(r"Found \d+ matches\n/", text)
+                elif call.name == "todos":
+                    statuses = [item["status"] for item in args["todos"]]
+                    assert set(statuses) <= {"pending", "in_progress", "completed"}
+                    assert all(set(item) == {"content", "status", "active_form"}
+                               for item in args["todos"])  # fmt: skip
+                    lists.append(args["todos"])
+        assert used == set(_CRUSHSTORY_ARGS)
+        # rspec fails (the constant), passes, fails again with more examples; no delete tool.
+        specs = [text for command, text in runs if command == "bundle exec rspec"]
+        counts = [re.search(r"^(\d+) examples, (\d+) failures?$", t, re.M) for t in specs]
+        assert [c[2] for c in counts] == ["2", "0", "1"] and int(counts[2][1]) > int(counts[0][1])
+        assert "\nexit status 1\nExit code 1\n\n<cwd>" in specs[0]
+        assert any(command.startswith("rm lib/") for command, _ in runs)
+        # The list moves: the Grafana item is left out (no cancelled state), a purge added.
+        first = {i["content"] for i in lists[0]}
+        last = {i["content"]: i["status"] for i in lists[-1]}
+        [dropped] = first - set(last)
+        assert dropped.startswith("Add a Grafana panel")
+        [added] = set(last) - first
+        assert added.startswith("Nightly rake task") and last[added] == "pending"
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

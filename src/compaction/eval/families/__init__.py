@@ -19,6 +19,7 @@ from compaction.eval.families import (
     ccstory,
     codeact,
     copilotstory,
+    crushstory,
     cursorstory,
     cxstory,
     gcstory,
@@ -145,6 +146,8 @@ FAMILIES[zedstory.FAMILY] = zedstory.write
 FAMILIES[ampstory.FAMILY] = ampstory.write
 # Written with a story of its own, not `tell`: Windsurf Cascade's tools on a Kotlin/Ktor API.
 FAMILIES[windsurfstory.FAMILY] = windsurfstory.write
+# Written with a story of its own, not `tell`: Crush's own tools on a Hanami (Ruby) API.
+FAMILIES[crushstory.FAMILY] = crushstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
