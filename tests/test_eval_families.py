@@ -1436,14 +1436,14 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # codeact-terse-style tells the same story); so do ccstory-style's, cxstory-style's,
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
-        # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's and
-        # crushstory-style's.
+        # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
+        # crushstory-style's and kimistory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
                      "qwenstory-style", "zedstory-style", "ampstory-style",
-                     "windsurfstory-style", "crushstory-style")  # fmt: skip
+                     "windsurfstory-style", "crushstory-style", "kimistory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -5971,6 +5971,137 @@ def test_crushstory_style_speaks_crushs_tools_and_moves_its_todo_list() -> None:
         assert dropped.startswith("Add a Grafana panel")
         [added] = set(last) - first
         assert added.startswith("Nightly rake task") and last[added] == "pending"
+        # The values never stand inside each other, and the last message names no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        assert messages[-1].role == "assistant" and not messages[-1].tool_calls
+        final = messages[-1].text.casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Kimi CLI's built-in tools and the argument keys each takes (src/kimi_cli/tools `Params`):
+#: (keys the story always passes, keys it may pass).
+_KIMISTORY_ARGS = {
+    "Shell": ({"command"}, {"timeout", "run_in_background", "description"}),
+    "ReadFile": ({"path"}, {"line_offset", "n_lines"}),
+    "WriteFile": ({"path", "content"}, {"mode"}),
+    "StrReplaceFile": ({"path", "edit"}, set()),
+    "Glob": ({"pattern"}, {"directory", "include_dirs"}),
+    "Grep": ({"pattern"}, {"path", "glob", "output_mode", "-n", "-i", "-A", "-B", "-C", "type",
+                           "head_limit", "offset", "multiline", "include_ignored"}),
+    "SetTodoList": ({"todos"}, set()),
+    "Agent": ({"description", "prompt"}, {"subagent_type", "model", "resume",
+                                          "run_in_background", "timeout"}),
+    "SearchWeb": ({"query"}, {"limit", "include_content"}),
+    "FetchURL": ({"url"}, set()),
+    "TaskOutput": ({"task_id"}, {"block", "timeout"}),
+    "TaskStop": ({"task_id"}, {"reason"}),
+}  # fmt: skip
+_KIMI_SYSTEM = re.compile(r"\A<system>[^<]+</system>\Z")
+
+
+def test_kimistory_style_speaks_kimis_tools_and_moves_its_todo_list() -> None:
+    from compaction.eval.families.kimistory import FAMILY
+    from compaction.messages import TextPart
+
+    for session in sessions(FAMILY):
+        messages = session.conversation.messages
+        assert messages[0].text.startswith("You are Kimi Code CLI, an interactive general AI agent")
+        root = re.search(r"current working directory is `(/home/\w+/src/\w+)`", messages[0].text)[1]
+        parts = {r.tool_call_id: [p.text for p in r.content if isinstance(p, TextPart)]
+                 for m in messages for r in m.tool_results}  # fmt: skip
+        used, runs, lists, ids = set(), [], [], []
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                # Kimi K2's own call ids, numbered through the session.
+                assert call.id == f"functions.{call.name}:{len(ids)}"
+                ids.append(call.id)
+                must, may = _KIMISTORY_ARGS[call.name]
+                assert must <= set(args) <= must | may, (call.name, sorted(args))
+                used.add(call.name)
+                result = parts[call.id]
+                # The tool's message in <system> tags first, then its output, if any.
+                assert 1 <= len(result) <= 2
+                head, output = (result[0], result[1] if len(result) == 2 else "")
+                bare = call.name in ("Grep", "Agent", "SearchWeb")  # no message: output only
+                if not bare or head.startswith("<system>"):
+                    assert _KIMI_SYSTEM.match(head), (call.name, head)
+                for key in ("path", "directory"):
+                    if key in args:
+                        assert args[key].startswith(root)
+                if call.name == "Shell":
+                    if args.get("run_in_background"):
+                        assert head == "<system>Background task started.</system>"
+                        assert args["description"]
+                        assert re.match(r"task_id: bash-[0-9a-z]{8}\nkind: bash\n", output)
+                    else:
+                        assert head in (
+                            "<system>Command executed successfully.</system>",
+                            "<system>ERROR: Command failed with exit code: 1.</system>",
+                        )
+                        runs.append((args["command"], head, output))
+                elif call.name == "ReadFile":
+                    assert re.fullmatch(
+                        r"<system>\d+ lines read from file starting from line \d+\. Total lines in "
+                        r"file: \d+\.( End of file reached\.)?</system>", head)  # fmt: skip
+                    first = int(output.split("\t", 1)[0])
+                    assert first == args.get("line_offset", 1)
+                    assert all(re.match(r"^ *\d+\t", line) for line in output.splitlines())
+                elif call.name == "WriteFile":
+                    size = len(args["content"].encode())
+                    assert result == [f"<system>File successfully overwritten. Current size: "
+                                      f"{size} bytes.</system>"]  # fmt: skip
+                elif call.name == "StrReplaceFile":
+                    edits = args["edit"] if isinstance(args["edit"], list) else [args["edit"]]
+                    assert all(set(e) == {"old", "new"} for e in edits)
+                    n = len(edits)
+                    assert result == [f"<system>File successfully edited. Applied {n} edit(s) "
+                                      f"with {n} total replacement(s).</system>"]  # fmt: skip
+                elif call.name == "Glob":
+                    assert not args["pattern"].startswith("**")  # Kimi refuses those
+                    assert (
+                        head == f"<system>Found {len(output.splitlines())} matches for "
+                        f"pattern `{args['pattern']}`.</system>"
+                    )
+                elif call.name == "Grep":
+                    assert len(result) == 1 and not result[0].startswith("/")
+                elif call.name == "SetTodoList":
+                    assert result == ["<system>Todo list updated</system>", "Todo list updated"]
+                    assert all(set(i) == {"title", "status"} for i in args["todos"])
+                    statuses = {i["status"] for i in args["todos"]}
+                    assert statuses <= {"pending", "in_progress", "done"}
+                    lists.append(args["todos"])
+                elif call.name == "Agent":
+                    assert re.match(r"agent_id: a[0-9a-f]{8}\nresumed: false\n"
+                                    r"actual_subagent_type: explore\nstatus: completed\n\n"
+                                    r"\[summary\]\n", head)  # fmt: skip
+                elif call.name == "SearchWeb":
+                    assert head.startswith("Title: ") and "\nURL: https://" in head
+                elif call.name == "TaskOutput":
+                    assert output.startswith(f"retrieval_status: not_ready\ntask_id: "
+                                             f"{args['task_id']}\n")  # fmt: skip
+        assert used == set(_KIMISTORY_ARGS)
+        # pytest fails (no migration), passes, fails again (the portrait photo); a file goes
+        # with rm (Kimi has no delete tool).
+        tests = [(head, out) for command, head, out in runs
+                 if command == "python -m pytest -q listings"]  # fmt: skip
+        summaries = [out.rstrip("\n").rsplit("\n", 1)[-1] for _, out in tests]
+        outcome = [re.match(r"(?:(\d+) failed, )?(\d+) passed in [\d.]+s$", s) for s in summaries]
+        assert [bool(m[1]) for m in outcome] == [True, False, True]
+        assert [h.startswith("<system>ERROR") for h, _ in tests] == [True, False, True]
+        assert outcome[2][1] == "1" and "does not exist" in tests[0][1]
+        assert any(command.startswith("rm listings/utils/") for command, _, _ in runs)
+        # The list moves: the dashboard badge is left out (no cancelled state), one is added.
+        first = {i["title"] for i in lists[0]}
+        last = {i["title"]: i["status"] for i in lists[-1]}
+        [dropped] = first - set(last)
+        assert dropped.startswith("Processing badge")
+        [added] = set(last) - first
+        assert added.startswith("Reprocess photos") and last[added] == "pending"
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

@@ -24,6 +24,7 @@ from compaction.eval.families import (
     cxstory,
     gcstory,
     gsstory,
+    kimistory,
     ocstory,
     ohstory,
     qstory,
@@ -148,6 +149,8 @@ FAMILIES[ampstory.FAMILY] = ampstory.write
 FAMILIES[windsurfstory.FAMILY] = windsurfstory.write
 # Written with a story of its own, not `tell`: Crush's own tools on a Hanami (Ruby) API.
 FAMILIES[crushstory.FAMILY] = crushstory.write
+# Written with a story of its own, not `tell`: Kimi CLI's own tools on a Django + Celery site.
+FAMILIES[kimistory.FAMILY] = kimistory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
