@@ -4059,3 +4059,32 @@ def test_eslints_stylish_report_names_its_errors() -> None:
     assert outcome != "ok"
     assert errors[0].startswith("1:10  error    'Readable' is defined but never used"), errors
     assert not any("no-console" in e for e in errors)
+
+
+def test_a_fixed_error_short_of_room_keeps_its_line_without_how_and_reads_back_fixed() -> None:
+    messages = [
+        call("1", "bash", command="pytest -q tests/test_pool.py"),
+        result("1", "E   AssertionError: expected 3 retries, got 2\n1 failed, 4 passed"),
+        call("2", "bash", command="pytest -q tests/test_pool.py"),
+        result("2", "E   KeyError: 'tenant'\n1 failed, 4 passed"),
+    ]
+    ledger = extract_ledger(messages)
+    [gone, _open] = ledger.state("errors").errors
+    assert not gone.open and gone.fixed_by.startswith("not seen in a later run")
+    line = f"- fixed: {gone.text} (from `pytest -q tests/test_pool.py`)"
+    full = "\n".join(render(ledger))
+    assert f"{line} — {gone.fixed_by}" in full
+    # Some room shows the fixed error without how it went away, rather than not at all.
+    shorts = [
+        text
+        for room in range(len(full), 0, -4)
+        if line + "\n" in (text := "\n".join(render(ledger, room)))
+    ]
+    assert shorts
+    short = shorts[0]
+    again = extract_ledger([summary_message(short.split("\n"), 4)])
+    [(text, is_open)] = [
+        (e.text, e.open) for e in again.state("errors").errors if "retries" in e.text
+    ]
+    assert text == gone.text and not is_open
+    assert line in "\n".join(render(again))

@@ -1046,21 +1046,26 @@ class Errors(Section[ErrorsState]):
                 )
                 out.append(Item(1, rank, forms))
             else:
-                forms = _distinct(
+                # Short of room, how it went away gives way first: that it did stays.
+                lines = [
                     f"- fixed: {signals.clip(e.text, limit)} (from {source})"
-                    f" — {signals.clip(_one_line(e.fixed_by), limit // 2)}"
                     for limit, source in zip((300, 80), sources, strict=True)
-                )
+                ]
+                how = [
+                    f" — {signals.clip(_one_line(e.fixed_by), limit // 2)}" if e.fixed_by else ""
+                    for limit in (300, 80)
+                ]
+                forms = _distinct((lines[0] + how[0], lines[1] + how[1], lines[1]))
                 out.append(Item(2, rank, forms))
         # Open errors first, as the section shows them.
         return sorted(out, key=lambda i: (i.tier, i.rank))
 
     _OPEN = re.compile(r"^(?:open: )?(.*) \(from (`.*`|[\w.:-]+\(.*\))\)$")
-    _FIXED = re.compile(r"^fixed: (.*) \(from (`.*`|[\w.:-]+\(.*\))\) — (.*)$")
+    _FIXED = re.compile(r"^fixed: (.*) \(from (`.*`|[\w.:-]+\(.*\))\)(?: — (.*))?$")
 
     def parse(self, state: ErrorsState, item: str) -> None:
         if m := self._FIXED.match(item):
-            source, fixed_by = _lines_of(m.group(2).strip("`")), _lines_of(m.group(3))
+            source, fixed_by = _lines_of(m.group(2).strip("`")), _lines_of(m.group(3) or "")
             state.errors.append(ErrorRecord(m.group(1), source, False, fixed_by))
         elif m := self._OPEN.match(item):
             state.errors.append(ErrorRecord(m.group(1), _lines_of(m.group(2).strip("`")), True))
