@@ -22,6 +22,7 @@ from compaction.eval.families import (
     crushstory,
     cursorstory,
     cxstory,
+    forgestory,
     gcstory,
     gsstory,
     ocstory,
@@ -148,6 +149,8 @@ FAMILIES[ampstory.FAMILY] = ampstory.write
 FAMILIES[windsurfstory.FAMILY] = windsurfstory.write
 # Written with a story of its own, not `tell`: Crush's own tools on a Hanami (Ruby) API.
 FAMILIES[crushstory.FAMILY] = crushstory.write
+# Written with a story of its own, not `tell`: Forge's own tools on a Rust axum service.
+FAMILIES[forgestory.FAMILY] = forgestory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
