@@ -109,6 +109,7 @@ ANTHROPIC_FAMILIES = (
     "dc-style",
     "clinemcp-style",
     "ccstory-style",
+    "forgestory-style",
 )
 
 

@@ -1437,13 +1437,14 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
         # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
-        # crushstory-style's and kimistory-style's.
+        # crushstory-style's, kimistory-style's and forgestory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
                      "qwenstory-style", "zedstory-style", "ampstory-style",
-                     "windsurfstory-style", "crushstory-style", "kimistory-style")  # fmt: skip
+                     "windsurfstory-style", "crushstory-style", "kimistory-style",
+                     "forgestory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -6102,6 +6103,175 @@ def test_kimistory_style_speaks_kimis_tools_and_moves_its_todo_list() -> None:
         assert dropped.startswith("Processing badge")
         [added] = set(last) - first
         assert added.startswith("Reprocess photos") and last[added] == "pending"
+
+
+#: Forge's tools as the `forge` agent is given them (antinomyhq/forge, crates/forge_domain/src/
+#: tools/catalog.rs): required and optional argument keys this family uses.
+_FORGESTORY_ARGS = {
+    "read": ({"file_path"}, {"start_line", "end_line"}),
+    "write": ({"file_path", "content"}, {"overwrite"}),
+    "patch": ({"file_path", "old_string", "new_string"}, set()),
+    "multi_patch": ({"file_path", "edits"}, set()),
+    "undo": ({"path"}, set()),
+    "remove": ({"path"}, set()),
+    "shell": ({"command", "cwd"}, {"description"}),
+    "fs_search": ({"pattern", "path"}, {"glob", "output_mode", "-n"}),
+    "sem_search": ({"queries"}, set()),
+    "fetch": ({"url"}, set()),
+    "todo_write": ({"todos"}, set()),
+}
+_FORGE_ATTRS = re.compile(r'\A<(\w+)((?:\n  [\w-]+="[^\n]*")*)\n>', re.S)
+_FORGE_FEEDBACK = re.compile(r"<feedback>.+</feedback>\n<system_date>2026-11-\d\d</system_date>",
+                             re.S)  # fmt: skip
+_FORGE_REMINDER = ("<system_reminder>You have pending todo items that must be completed before "
+                   "finishing the task:\n\n- [")  # fmt: skip
+
+
+def _forge_attrs(text: str) -> tuple[str, dict[str, str]]:
+    """The root element's name and attributes, as forge_template's Element renders them."""
+    match = _FORGE_ATTRS.match(text)
+    assert match, text[:200]
+    return match[1], dict(re.findall(r'\n  ([\w-]+)="([^\n]*)"', match[2]))
+
+
+def test_forgestory_style_speaks_forges_tools_and_moves_its_todo_list() -> None:
+    from compaction.eval.families.forgestory import FAMILY
+
+    for session, payload in _as_anthropic(FAMILY):
+        messages = session.conversation.messages
+        assert messages[0].role == messages[1].role == "system"
+        assert messages[0].text.startswith("You are Forge, an expert software engineering")
+        assert messages[1].text.startswith("<system_information>\n<operating_system>")
+        root = re.search(r"<current_working_directory>(.+)</current_working_directory>",
+                         messages[1].text)[1]  # fmt: skip
+        shell = re.search(r"<default_shell>(.+)</default_shell>", messages[1].text)[1]
+        # The first message is the task, the others feedback or the pending-todos reminder.
+        users = [m.text for m in messages if m.role == "user"]
+        assert re.fullmatch(r"<task>.+</task>\n<system_date>2026-11-\d\d</system_date>",
+                            users[0], re.S)  # fmt: skip
+        for text in users[1:]:
+            assert _FORGE_FEEDBACK.fullmatch(text) or text.startswith(_FORGE_REMINDER), text[:80]
+        parts = {r.tool_call_id: r for m in messages for r in m.tool_results}
+        used, read, runs, flagged = set(), set(), [], []
+        todos: dict[str, str] = {}
+        for message in messages:
+            for call in message.tool_calls:
+                args = json.loads(call.arguments)
+                text = parts[call.id].text
+                must, may = _FORGESTORY_ARGS[call.name]
+                assert must <= set(args) <= must | may, (call.name, sorted(args))
+                used.add(call.name)
+                for key in ("file_path", "path", "cwd"):
+                    if key in args:
+                        assert args[key].startswith(root), (call.name, args)
+                if parts[call.id].is_error:
+                    flagged.append(call.name)
+                    assert text.startswith("<tool_call_error>\n<cause><![CDATA[")
+                    assert "<reflection>You must now deeply reflect" in text
+                    continue
+                name, attrs = _forge_attrs(text) if "\n  " in text.split(">", 1)[0] else ("", {})
+                if call.name == "read":
+                    first = args.get("start_line", 1)
+                    assert name == "file" and attrs["path"] == args["file_path"]
+                    assert attrs["display_lines"].startswith(f"{first}-")
+                    body = text.split("<![CDATA[", 1)[1]
+                    assert re.match(rf" *{first}:", body) and text.endswith("]]>\n</file>")
+                    read.add(args["file_path"])
+                elif call.name == "write":
+                    lines = len(args["content"].splitlines())
+                    if args.get("overwrite"):
+                        assert args["file_path"] in read  # Forge: read before overwrite
+                        assert name == "file_overwritten" and "\n<file_diff><![CDATA[" in text
+                    else:
+                        assert text == (f'<file_created\n  path="{args["file_path"]}"\n  '
+                                        f'total_lines="{lines}"\n>\n</file_created>')  # fmt: skip
+                elif call.name in ("patch", "multi_patch"):
+                    assert args["file_path"] in read  # Forge: read before edit
+                    assert name == "file_diff" and attrs["path"] == args["file_path"]
+                    # forge_display's diff: `old new |±line` rows, `...` between hunks.
+                    rows = text.split("<![CDATA[", 1)[1].split("]]>", 1)[0].splitlines()
+                    assert all(r == "..." or re.match(r"[\d ]+ [\d ]+ \|[-+ ]", r) for r in rows)
+                    assert any(re.match(r"[\d ]+ [\d ]+ \|[-+]", r) for r in rows)
+                elif call.name == "undo":
+                    assert name == "file_undo" and attrs["status"] == "restored"
+                elif call.name == "remove":
+                    rel = args["path"].removeprefix(f"{root}/")
+                    removed = f'<file_removed\n  path="{rel}"\n  status="completed"\n>'
+                    assert text == removed + "\n</file_removed>"
+                elif call.name == "shell":
+                    assert name == "shell_output" and attrs["command"] == args["command"]
+                    assert attrs["shell"] == shell and args["cwd"] == root
+                    assert attrs.get("description") == args.get("description")
+                    assert re.search(r'\n<(stdout|stderr)\n  total_lines="\d+"\n><!\[CDATA\[', text)
+                    runs.append((args["command"], attrs["exit_code"], text))
+                elif call.name == "fs_search":
+                    assert name == "search_results" and attrs["pattern"] == args["pattern"]
+                    assert attrs["max_bytes_allowed"] == "10240"
+                    assert attrs.get("glob") == args.get("glob")
+                    rows = text.split("<![CDATA[", 1)[1].split("]]>", 1)[0].split("\n")
+                    assert int(attrs["total_lines"]) == len(rows)
+                    assert all(not r.startswith("/") for r in rows)  # relative to the path
+                    if args.get("output_mode") == "content":
+                        assert all(re.match(r"[\w/.]+\.rs:\d+:", r) for r in rows)
+                elif call.name == "sem_search":
+                    assert text.startswith("<sem_search_results>\n<query_result\n")
+                    assert text.count("<query_result\n") == len(args["queries"])
+                    assert all(set(q) == {"query", "use_case"} for q in args["queries"])
+                elif call.name == "fetch":
+                    # A JSON body is labelled text/markdown, as Forge's fetch labels it.
+                    assert name == "http_response" and attrs["url"] == args["url"]
+                    assert attrs["content_type"] == "text/markdown"
+                    body = text.split("<body><![CDATA[", 1)[1].split("]]></body>", 1)[0]
+                    assert int(attrs["total_chars"]) == len(body)
+                    json.loads(body)
+                elif call.name == "todo_write":
+                    # Only the changed items, keyed by content; `cancelled` removes one.
+                    assert name == "todos_updated" and int(attrs["changes"]) == len(args["todos"])
+                    assert all(set(item) == {"content", "status"} for item in args["todos"])
+                    for item in args["todos"]:
+                        change = "removed" if item["status"] == "cancelled" else (
+                            "updated" if item["content"] in todos else "added")  # fmt: skip
+                        assert f'  change="{change}"' in text
+                        assert f">{item['content']}\n</todo>" in text
+                        if change == "removed":
+                            del todos[item["content"]]
+                        else:
+                            todos[item["content"]] = item["status"]
+        assert used == set(_FORGESTORY_ARGS)
+        # The refused write (no overwrite flag) is an error result, flagged in Anthropic too.
+        assert flagged == ["write"]
+        results = [b for m in payload["messages"] if isinstance(m["content"], list)
+                   for b in m["content"] if b.get("type") == "tool_result"]  # fmt: skip
+        assert sum(bool(b.get("is_error")) for b in results) == 1
+        # cargo test: two failures, green, one failure with one test more; the build fails first.
+        tests = [(code, text) for command, code, text in runs if command == "cargo test"]
+        summary = re.compile(r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed;", re.M)
+        # unit tests, tests/health.rs, tests/magic_link.rs (then doc-tests, when it passes)
+        counts = [[int(n) for n in summary.findall(text)[2][1:]] for _, text in tests]
+        assert [failed for _, failed in counts] == [2, 0, 1]
+        assert [code for code, _ in tests] == ["101", "0", "101"]
+        assert sum(counts[0]) == sum(counts[1]) == sum(counts[2]) - 1
+        assert "error: test failed, to rerun pass `--test magic_link`" in tests[2][1]
+        builds = [(code, text) for command, code, text in runs if command == "cargo build"]
+        assert builds[0][0] == "101" and "error[E0599]" in builds[0][1]
+        # The SMS module goes through `remove`; production.toml's edit is undone.
+        [removed] = [json.loads(c.arguments)["path"] for m in messages for c in m.tool_calls
+                     if c.name == "remove"]  # fmt: skip
+        assert removed == f"{root}/src/auth/sms_code.rs"
+        [undone] = [json.loads(c.arguments)["path"] for m in messages for c in m.tool_calls
+                    if c.name == "undo"]  # fmt: skip
+        assert undone == f"{root}/config/production.toml"
+        # The list moves: the Prometheus item is cancelled (removed), a revocation item added
+        # and left pending, the mail item left in progress.
+        assert "Export a Prometheus counter of issued links" not in todos
+        assert todos["Revoke open links when a member changes their email"] == "pending"
+        assert todos["Email the link through the existing mailer"] == "in_progress"
+        assert list(todos.values()).count("completed") == 4
+        # The reminder lists exactly the open items, once per change of that set.
+        reminders = [t for t in users if t.startswith("<system_reminder>")]
+        sets = [frozenset(re.findall(r"^- \[[A-Z_]+\] (.+)$", t, re.M)) for t in reminders]
+        assert len(reminders) >= 3 and all(a != b for a, b in itertools.pairwise(sets))
+        assert sets[-1] == {c for c, status in todos.items() if status != "completed"}
         # The values never stand inside each other, and the last message names no fact.
         values = [v for f in session.facts if f.category == "changed_value"
                   for v in (*f.probe, *f.stale)]  # fmt: skip

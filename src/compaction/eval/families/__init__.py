@@ -22,6 +22,7 @@ from compaction.eval.families import (
     crushstory,
     cursorstory,
     cxstory,
+    forgestory,
     gcstory,
     gsstory,
     kimistory,
@@ -151,6 +152,8 @@ FAMILIES[windsurfstory.FAMILY] = windsurfstory.write
 FAMILIES[crushstory.FAMILY] = crushstory.write
 # Written with a story of its own, not `tell`: Kimi CLI's own tools on a Django + Celery site.
 FAMILIES[kimistory.FAMILY] = kimistory.write
+# Written with a story of its own, not `tell`: Forge's own tools on a Rust axum service.
+FAMILIES[forgestory.FAMILY] = forgestory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
