@@ -4088,3 +4088,94 @@ def test_a_fixed_error_short_of_room_keeps_its_line_without_how_and_reads_back_f
     ]
     assert text == gone.text and not is_open
     assert line in "\n".join(render(again))
+
+
+def test_a_lowercase_question_inside_a_casual_turn_is_answered() -> None:
+    # "… — which one? ops wants to talk to the customer.": the question mark sits inside
+    # what reads as one sentence (the next one starts lowercase); the answer was not kept.
+    ledger = extract_ledger(
+        [
+            say(
+                "user",
+                "quick one: a subscription got hammered with 429s — which one? ops wants it.",
+            ),
+            call("1", "grep", pattern="429", path="log/"),
+            result("1", "log/app.log:12: retry {:sub sub_QB5HZB :status 429}"),
+            say(
+                "assistant",
+                "`sub_QB5HZB` (dunmore-tickets): 11 of the 14 throttled retries were for it.",
+            ),
+        ]
+    )
+    answers = rendered(ledger).split("## Answers given to the user\n")[1]
+    assert answers.startswith("- `sub_QB5HZB` (dunmore-tickets)")
+
+
+def _decisions(*texts: str) -> list[tuple[str, str]]:
+    ledger = extract_ledger([say("assistant", text) for text in texts])
+    return [(d.text, d.superseded_by) for d in ledger.state("decisions").decisions]
+
+
+def test_a_decision_goes_on_through_the_sentences_of_its_paragraph_that_say_how() -> None:
+    # The decision named the table; how it is claimed came in the next sentence, uncued,
+    # and was lost with it.
+    decided = "Going with the design we discussed: a new `outbound_retries` table in Postgres."
+    how = "A worker in each pod claims due rows with `FOR UPDATE SKIP LOCKED` and posts them."
+    [(text, _)] = _decisions(f"{decided} {how}\n\nThe files:\n- src/worker.clj: polls.")
+    assert text == f"{decided} {how}"  # the list after the paragraph is not the decision
+    # A sentence announcing what its own message does next is no part of it.
+    message = Message(
+        "assistant",
+        (
+            TextPart(f"{decided} I'll print src/worker.clj."),
+            ToolCallPart("c1", "shell", json.dumps({"command": "cat src/worker.clj"})),
+        ),
+    )
+    decisions = extract_ledger([message]).state("decisions").decisions
+    assert [d.text for d in decisions] == [decided]
+
+
+def test_changing_my_mind_and_a_sentence_opening_instead_replace_a_plan() -> None:
+    plan = "Plan: the email links to GET /auth/magic-link?token= and the handler checks it."
+    mind = "Changing my mind on the GET /auth/magic-link?token= route: tokens end up in the logs."
+    assert _decisions(plan, mind) == [(plan, mind), (mind, "")]
+    pool = "I'm going with a crossbeam-channel worker pool for the hashing."
+    dropping = "I'm dropping the crossbeam-channel worker pool."
+    reason = (
+        "Re-sorting its output would mean buffering every row anyway, and the manifest has to "
+        "stay in path order for the diff the NAS script takes of it every night."
+    )
+    instead = (
+        "Instead: split the sorted paths into one chunk per core and hash each chunk on a "
+        "std::thread::scope thread, joining in chunk order."
+    )
+    decisions = _decisions(pool, f"{dropping} {reason} {instead}")
+    standing = [text for text, by in decisions if not by]
+    assert standing[-1] == instead  # too long to join the reversal: a decision of its own
+    assert all(by for text, by in decisions if text == pool)
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "Four uploads went through the local worker, and the listing flipped to published.",
+        "Retries are off the request path: the worker inserts into `outbound_retries`, and "
+        "the suite is green.",
+        "The cap test for the `outbound_retries` worker fails now that the window can grow.",
+    ],
+)
+def test_a_report_of_how_a_run_went_revises_no_decision(report: str) -> None:
+    decided = (
+        "Going with a new `outbound_retries` table: each listing upload inserts rows, and a "
+        "worker claims due rows and publishes the listing."
+    )
+    assert _decisions(decided, report)[0] == (decided, "")
+
+
+def test_words_of_order_and_quantity_name_no_subject() -> None:
+    # "every" and "after" were the two words an acknowledgement shared with the plan.
+    plan = (
+        "Plan: contracts on every internal function of the delivery modules. That way parked "
+        "deliveries are found again after the process restarts."
+    )
+    assert _decisions(plan, "Understood; every change after this respects it.")[0] == (plan, "")

@@ -488,10 +488,15 @@ _ASKS = re.compile(
 )
 
 
+# A question mark that ends a question, inside what reads as one sentence where the words
+# after it start lowercase ("… which one? ops wants to know.").
+_ASKED = re.compile(r"\?(?=\s|$)")
+
+
 def _question_in(text: str) -> str | None:
     """The user's last question in `text`, if the text asks one (or asks to be told)."""
     for sentence in reversed(signals.sentences(text)):
-        if sentence.rstrip().endswith("?") or _ASKS.search(sentence):
+        if _ASKED.search(sentence) or _ASKS.search(sentence):
             return signals.clip(sentence, 200)
     return None
 

@@ -1265,7 +1265,7 @@ _REVERSAL = signals.cue(
     r"dead\s+end|off\s+the\s+table|(?:is|are)\s+out\s+(?:as\s+well|too)|back\s+to\s+the\s+drawing\s+board|"
     r"(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?|"
     rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching|replacing)|{_DROPPING}|"
-    r"chang(?:e|ing)\s+course)\b"
+    r"chang(?:e|ing)\s+course|chang(?:e|ed|ing)\s+my\s+mind)\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -1290,6 +1290,7 @@ _CALLED_WRONG = re.compile(
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
+_OPENS_INSTEAD = re.compile(r"^\W*instead\b", re.IGNORECASE)
 # A decision that adds to what stands rather than replacing it: "I'll also …".
 _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)\b")
 # A remark on how a decision is going, not a new word on what it is: "X is in place".
@@ -1301,8 +1302,28 @@ _STATUS = signals.cue(
     # or a measurement of it: "one flush averages 715 ms"
     r"averag(?:e|es|ed)|median|measured|benchmarked|"
     # or what went wrong with it: "Both poller failures are the same missing table"
-    r"failures?|failing|crash(?:es|ed)?|broken)\b"
+    r"failures?|fails|failing|crash(?:es|ed)?|broken|reds|"
+    r"(?:is|are|goes|went|turned|stays?)\s+(?:green|red)|"
+    # or how a run of it went: "Four uploads went through the local worker"
+    r"went\s+through|came\s+(?:back|through)|succeed(?:s|ed)|flipped)\b"
 )
+
+
+def _goes_on(
+    signal: tuple[str, bool, bool, bool, bool], statement: str, acts: Sequence[str]
+) -> bool:
+    """Whether a sentence (with its `prose_signals` marks) goes on with the decision
+    `statement` before it: it is cued as nothing (no to-do, nothing done, no decision or
+    reversal, no question, no note), does not announce what its message then does (`acts`:
+    "I'll print src/app.py."), and the two fit in one decision's room."""
+    sentence, todo, done, decision, note = signal
+    return (
+        not (todo or done or decision or note)
+        and not sentence.rstrip().endswith("?")
+        and len(statement) + 1 + len(sentence) <= 300
+        and not _is_reversal(sentence)
+        and not announces(sentence, acts)
+    )
 
 
 @text_cache()
@@ -1492,26 +1513,38 @@ class Decisions(Section[DecisionsState]):
         if not isinstance(event, AssistantSaid):
             return
         found = signals.prose_signals(event.text)
-        skip = False
+        upto = 0  # the sentences before this one are read (a statement may take several)
         uncued: list[str] = []  # this message's sentences before its decision, cued as nothing
         said: list[str] = []  # and what a revisit states: those, and what is said done
         decided: set[str] = set()  # this message's decisions: what follows goes on with them
-        for n, (sentence, todo, done, decision, _note) in enumerate(found):
-            if skip:
-                skip = False
+        for n, (sentence, todo, done, cued, _note) in enumerate(found):
+            if n < upto:
                 continue
             reversal = _is_reversal(sentence)
+            # "Instead: split the paths into chunks …" states what is done instead: a decision
+            # whatever its verb.
+            decision = cued or _OPENS_INSTEAD.match(sentence) is not None
             if not (decision or reversal):
                 if not (todo or sentence.rstrip().endswith("?")):
                     said.append(sentence)
                     if not done:
                         uncued.append(sentence)
                 continue
-            text = sentence
+            parts, upto = [sentence], n + 1
             if reversal and n + 1 < len(found) and len(sentence) + len(found[n + 1][0]) < 300:
                 # "Scrap X." then "Switching to Y: …": one statement, what goes and what comes.
-                text = f"{sentence} {found[n + 1][0]}"
-                skip = True
+                parts, upto = [sentence, found[n + 1][0]], n + 2
+            # The sentences right after it in its paragraph that say how ("… claims due rows
+            # with `FOR UPDATE SKIP LOCKED`"), cued as nothing, go on with it while they fit
+            # (a list after it is what was done, item by item, not the decision).
+            while (
+                upto < len(found)
+                and f"{found[upto - 1][0]} {found[upto][0]}" in event.text
+                and _goes_on(found[upto], " ".join(parts), event.acts)
+            ):
+                parts.append(found[upto][0])
+                upto += 1
+            text = " ".join(parts)
             if reversal and uncued and not _names_replaced(text):
                 # "X has a problem too: … So I'm changing course again, to Y": the reversal
                 # names what it reverses in the sentences before it; they are one statement
