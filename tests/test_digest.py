@@ -4179,3 +4179,44 @@ def test_words_of_order_and_quantity_name_no_subject() -> None:
         "deliveries are found again after the process restarts."
     )
     assert _decisions(plan, "Understood; every change after this respects it.")[0] == (plan, "")
+
+
+def test_an_answer_to_the_users_question_revises_no_decision() -> None:
+    # The user asked what stalled a listing; the answer shares the session's words with the
+    # standing decision ("listing", "photo") and replaced it, uncued.
+    decided = (
+        "Scrapping the chord. Instead each listing keeps a `pending_photos` counter that every "
+        "photo task decrements, and the task that brings it to zero publishes the listing."
+    )
+    ledger = extract_ledger(
+        [
+            say("assistant", decided),
+            say("user", "Side question: why did listing 59468 never publish?"),
+            say(
+                "assistant",
+                "The last photo task of listing 59468 timed out on the partner's CDN and was "
+                "not retried, so the import never marked the listing complete.",
+            ),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    assert [(d.text, d.superseded_by) for d in decisions] == [(decided, "")]
+
+
+def test_a_reversal_naming_code_replaces_only_the_decisions_that_hold_it() -> None:
+    # The route was part of a plan already replaced; the standing decision shares only the
+    # word "link" with the reversal's "GET /auth/magic-link" and was marked replaced.
+    plan = "Plan: stateless signed tokens, and the email links to GET /auth/magic-link?token=."
+    table = (
+        "Agreed, scrap the stateless tokens. Links become rows in a `login_links` table, so "
+        "every link is single-use."
+    )
+    route = (
+        "Scratch the GET /auth/magic-link?token= route: the request span logs the full URI. "
+        "The email opens the /signin page instead, which posts the token to "
+        "POST /auth/magic-link/redeem."
+    )
+    mind = "Changing my mind on the redeem route: it goes under /api as well, with the token."
+    decisions = dict(_decisions(plan, table, route, mind))
+    assert decisions[table] == ""
+    assert decisions[plan] == table

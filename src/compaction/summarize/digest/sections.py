@@ -1257,7 +1257,7 @@ _DROPPING = (
     r"not\s+going\s+ahead\s+with|giving\s+up\s+on|moving\s+away\s+from|rul(?:e|es|ed|ing)\s+out"
 )
 _REVERSAL = signals.cue(
-    r"\b(?:scrap|scratch\s+that|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
+    r"\b(?:scrap|(?<!from\s)scratch(?:ing)?|scrapping|abandon|abandoning|switch(?:ing|ed)?\s+to|"
     r"change\s+of\s+plan|no\s+longer|revis(?:e|ed|ing)\s+(?:once\s+more|again|the\s+(?:design|plan|approach))|"
     r"revert(?:ing)?\s+(?:to|the)|on\s+second\s+thought|"
     r"not\s+going\s+to\s+(?:use|go)|won't\s+(?:use|go)|on\s+reflection|"
@@ -1276,6 +1276,7 @@ _PLAN_WORDS = {
 # What a reversal names as replaced: the few words after "instead of", "scrap", ….
 _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
+    r"chang(?:e|ed|ing)\s+my\s+mind\s+(?:on|about)|"
     rf"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|{_DROPPING}|"
     r"back\s+to\s+the\s+drawing\s+board\s+on)\s+"
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
@@ -1309,6 +1310,46 @@ _STATUS = signals.cue(
 )
 
 
+#: How long a decision is at most; a reversal, what goes and what comes, a little longer.
+_DECISION_CHARS = 300
+_REVERSAL_CHARS = 420
+
+
+def decision_statements(text: str, acts: Sequence[str]) -> dict[int, int]:
+    """The decisions an assistant's prose states, as spans of its sentences (`prose_signals`
+    positions: start → end): each from a sentence that decides or reverses a plan (or
+    opens "Instead: …", which says what is done instead whatever its verb), a reversal with
+    the sentence after it ("Scrap X." then "Switching to Y: …": what goes and what comes),
+    and the sentences right after it in its paragraph that say how ("… claims due rows with
+    `FOR UPDATE SKIP LOCKED`"), cued as nothing, while they fit (a list after it is what
+    was done, item by item, not the decision). The notes pass over what these hold."""
+    found = signals.prose_signals(text)
+    spans: dict[int, int] = {}
+    n = 0
+    while n < len(found):
+        sentence, _todo, _done, cued, _note = found[n]
+        reversal = _is_reversal(sentence)
+        if not (cued or reversal or _OPENS_INSTEAD.match(sentence)):
+            n += 1
+            continue
+        end = n + 1
+        if (
+            reversal
+            and n + 1 < len(found)
+            and len(sentence) + len(found[n + 1][0]) < _REVERSAL_CHARS
+        ):
+            end = n + 2
+        while (
+            end < len(found)
+            and f"{found[end - 1][0]} {found[end][0]}" in text
+            and _goes_on(found[end], " ".join(s for s, *_ in found[n:end]), acts)
+        ):
+            end += 1
+        spans[n] = end
+        n = end
+    return spans
+
+
 def _goes_on(
     signal: tuple[str, bool, bool, bool, bool], statement: str, acts: Sequence[str]
 ) -> bool:
@@ -1337,11 +1378,24 @@ def _is_reversal(sentence: str) -> bool:
     return replacing and signals.is_decision(_REPLACING.sub(" ", sentence.lower()))
 
 
+# A name in code (a route, a path, an identifier): what it names is the thing itself.
+_CODE_NAME = re.compile(r"[\w.-]*[/_][\w./-]*\w")
+
+
 def _supersede(decisions: list[Decision], text: str) -> None:
     """Mark the standing decisions `text` replaces: those about what it names as replaced
     ("instead of Y", "scrap Y", "Y is the wrong tool"); naming nothing, those sharing two
-    words with it."""
+    words with it. Where what it names is code some decision holds verbatim ("scratch the
+    GET /auth/magic-link route"), those decisions alone (none, if they were replaced
+    already): a word of it ("link") elsewhere is not the thing."""
     named = _REPLACED.findall(text) + _CALLED_WRONG.findall(text)
+    code = [c for n in named for c in _CODE_NAME.findall(n) if len(c) >= 4]
+    holding = [d for d in decisions if any(c in d.text for c in code)]
+    if holding:
+        for d in holding:
+            if not d.superseded_by:
+                d.superseded_by = text
+        return
     words: frozenset[str] = (
         frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
     )
@@ -1513,38 +1567,23 @@ class Decisions(Section[DecisionsState]):
         if not isinstance(event, AssistantSaid):
             return
         found = signals.prose_signals(event.text)
+        statements = decision_statements(event.text, event.acts)
         upto = 0  # the sentences before this one are read (a statement may take several)
         uncued: list[str] = []  # this message's sentences before its decision, cued as nothing
         said: list[str] = []  # and what a revisit states: those, and what is said done
         decided: set[str] = set()  # this message's decisions: what follows goes on with them
-        for n, (sentence, todo, done, cued, _note) in enumerate(found):
+        for n, (sentence, todo, done, _cued, _note) in enumerate(found):
             if n < upto:
                 continue
-            reversal = _is_reversal(sentence)
-            # "Instead: split the paths into chunks …" states what is done instead: a decision
-            # whatever its verb.
-            decision = cued or _OPENS_INSTEAD.match(sentence) is not None
-            if not (decision or reversal):
+            if n not in statements:
                 if not (todo or sentence.rstrip().endswith("?")):
                     said.append(sentence)
                     if not done:
                         uncued.append(sentence)
                 continue
-            parts, upto = [sentence], n + 1
-            if reversal and n + 1 < len(found) and len(sentence) + len(found[n + 1][0]) < 300:
-                # "Scrap X." then "Switching to Y: …": one statement, what goes and what comes.
-                parts, upto = [sentence, found[n + 1][0]], n + 2
-            # The sentences right after it in its paragraph that say how ("… claims due rows
-            # with `FOR UPDATE SKIP LOCKED`"), cued as nothing, go on with it while they fit
-            # (a list after it is what was done, item by item, not the decision).
-            while (
-                upto < len(found)
-                and f"{found[upto - 1][0]} {found[upto][0]}" in event.text
-                and _goes_on(found[upto], " ".join(parts), event.acts)
-            ):
-                parts.append(found[upto][0])
-                upto += 1
-            text = " ".join(parts)
+            upto = statements[n]
+            reversal = _is_reversal(sentence)
+            text = " ".join(s for s, *_ in found[n:upto])
             if reversal and uncued and not _names_replaced(text):
                 # "X has a problem too: … So I'm changing course again, to Y": the reversal
                 # names what it reverses in the sentences before it; they are one statement
@@ -1552,7 +1591,7 @@ class Decisions(Section[DecisionsState]):
                 before = " ".join(uncued)
                 if len(before) + len(text) < 300:
                     text = f"{before} {text}"
-            text = signals.clip(text, 300)
+            text = signals.clip(text, _REVERSAL_CHARS if reversal else _DECISION_CHARS)
             if uncued and not _ADDING.search(text.lower()):
                 # "X does not hold up under load. I'll use Y." — the message spoke of X, then
                 # decided anew: the new decision replaces X, whatever the words.
@@ -1561,7 +1600,9 @@ class Decisions(Section[DecisionsState]):
             uncued, said = [], []
             self._add(state, text, reversal=reversal)
             decided.add(text)
-        if uncued:
+        if uncued and event.answers is None:
+            # An answer to the user's question tells them what they asked; uncued, it is no
+            # new word on a decision however many of the session's words it shares.
             self._revisit(state, uncued, statement=said, own=frozenset(decided))
         state.proposed = _proposal(event.text, [sentence for sentence, *_ in found])
 
@@ -1667,9 +1708,10 @@ class Decisions(Section[DecisionsState]):
                     for limit in (300, 100)
                 )
                 out.append(Item(3, rank, forms))
-            elif d.text in replacing and len(d.text) > 160:
+            elif (d.text in replacing or _is_reversal(d.text)) and len(d.text) > 160:
                 # What replaced a plan ends on the new one: cut short, it keeps its end.
-                out.append(Item(1, rank, (f"- {d.text[:300]}", f"- ...{_tail(d.text, 156)}")))
+                forms = (f"- {d.text}", f"- ...{_tail(d.text, 296)}", f"- ...{_tail(d.text, 156)}")
+                out.append(Item(1, rank, _distinct(forms)))
             else:
                 out.append(Item(1, rank, _clip_forms(f"- {d.text}", 300, 160)))
         return out
@@ -2052,9 +2094,14 @@ class Notes(Section[NotesState]):
         if not isinstance(event, AssistantSaid):
             return
         answered = _answer_sentences(event)
-        for sentence, todo, _done, decision, note in signals.prose_signals(event.text):
+        decided = {
+            n
+            for start, end in decision_statements(event.text, event.acts).items()
+            for n in range(start, end)
+        }
+        for n, (sentence, todo, _done, _cued, note) in enumerate(signals.prose_signals(event.text)):
             clipped = signals.clip(sentence, 300)
-            if todo or decision or clipped in answered:
+            if todo or n in decided or clipped in answered:
                 continue  # the to-do, decision and answer sections have them
             if note:
                 self._add(state, 2, seq, clipped)
