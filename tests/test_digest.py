@@ -4220,3 +4220,24 @@ def test_a_reversal_naming_code_replaces_only_the_decisions_that_hold_it() -> No
     decisions = dict(_decisions(plan, table, route, mind))
     assert decisions[table] == ""
     assert decisions[plan] == table
+
+
+def test_a_long_reversal_keeps_what_comes_instead_and_its_sentences_are_no_notes() -> None:
+    # Each sentence ~150 characters: together past a decision's 300, the reversal stood
+    # without the route that replaced the old one, and a note repeated the old route.
+    drop = (
+        "Changing my mind on the redeem route. telemetry.rs puts `uri` on every request span, "
+        "so a token in GET /auth/magic-link?token= would be written to the logs verbatim."
+    )
+    comes = (
+        "Redeem becomes POST /auth/magic-link/redeem with the token in the JSON body; the link "
+        "in the email opens the frontend's /signin page, which posts it."
+    )
+    ledger = extract_ledger([say("assistant", f"{drop} {comes}")])
+    [decision] = ledger.state("decisions").decisions
+    assert decision.text == f"{drop} {comes}"
+    text = rendered(ledger)
+    assert "## Notes by the assistant" not in text
+    # Short of room, the line keeps its end: what comes instead.
+    [item] = ledger.items()[ledger.sections.index(ledger.section("decisions"))]
+    assert all(form.endswith("which posts it.") for form in item.forms)
