@@ -1437,14 +1437,14 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
         # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
-        # crushstory-style's, kimistory-style's and forgestory-style's.
+        # crushstory-style's, kimistory-style's, forgestory-style's and vibestory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
                      "qwenstory-style", "zedstory-style", "ampstory-style",
                      "windsurfstory-style", "crushstory-style", "kimistory-style",
-                     "forgestory-style")  # fmt: skip
+                     "forgestory-style", "vibestory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -6280,4 +6280,167 @@ def test_forgestory_style_speaks_forges_tools_and_moves_its_todo_list() -> None:
         final = messages[-1].text.casefold()
         for fact in session.facts:
             if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Mistral Vibe's built-in tools (mistralai/mistral-vibe vibe/core/tools/builtins, read at
+#: ac8f1a0): required and optional argument keys, as their Args models name them.
+_VIBESTORY_ARGS = {
+    "bash": ({"command"}, {"timeout"}),
+    "read": ({"file_path"}, {"offset", "limit"}),
+    "edit": ({"file_path", "old_string", "new_string"}, {"replace_all"}),
+    "write_file": ({"path", "content"}, set()),
+    "grep": ({"pattern"}, {"path", "max_matches", "use_default_ignore"}),
+    "todo": ({"action"}, {"todos"}),
+    "task": ({"task"}, {"agent"}),
+    "web_fetch": ({"url"}, {"timeout"}),
+    "ask_user_question": ({"questions"}, {"footer_note"}),
+}  # fmt: skip
+_VIBE_READ_TAIL = re.compile(
+    r"\nnum_lines: (\d+)\nstart_line: (\d+)\nrequested_offset: (None|\d+)\nrequested_limit: "
+    r"\d+\ntotal_lines: \d+\nwas_truncated: False(\n\n<vibe_warning>\n.+\n</vibe_warning>)?\Z",
+    re.S,
+)
+
+
+def _vibe_todos(items: list[dict[str, str]]) -> str:
+    """The todo tool's result as `_invoke_tool` renders a TodoResult's model_dump()."""
+    shown = ", ".join(
+        f"{{'id': {i['id']!r}, 'content': {i['content']!r}, 'status': <TodoStatus."
+        f"{i['status'].upper()}: {i['status']!r}>, 'priority': <TodoPriority."
+        f"{i['priority'].upper()}: {i['priority']!r}>}}"
+        for i in items
+    )
+    return f"message: Updated {len(items)} todos\ntodos: [{shown}]\ntotal_count: {len(items)}"
+
+
+def test_vibestory_style_speaks_vibes_tools_and_moves_its_todo_list() -> None:
+    from compaction.eval.families.vibestory import FAMILY
+
+    for session in sessions(FAMILY):
+        messages = OPENAI.encode(session.conversation)["messages"]
+        system = messages[0]["content"]
+        assert system.startswith("You are Mistral Vibe, a CLI coding agent built by Mistral AI.")
+        root = re.search(r"^Absolute path: (/home/\w+/src/[\w-]+)$", system, re.M)[1]
+        results = {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
+        used, runs, lists, written, ids = set(), [], [], set(), set()
+        for message in messages:
+            for call in message.get("tool_calls") or []:
+                name, args = call["function"]["name"], json.loads(call["function"]["arguments"])
+                # Mistral's API gives nine-character alphanumeric call ids.
+                assert re.fullmatch(r"[A-Za-z0-9]{9}", call["id"]) and call["id"] not in ids
+                ids.add(call["id"])
+                must, may = _VIBESTORY_ARGS[name]
+                assert must <= set(args) <= must | may, (name, sorted(args))
+                used.add(name)
+                reply = results[call["id"]]
+                assert reply["name"] == name  # Vibe's tool messages carry the tool's name
+                result = reply["content"]
+                if result.startswith("<tool_error>"):
+                    # Only a command that exits non-zero fails here, as ToolError words it.
+                    assert name == "bash"
+                    assert re.fullmatch(
+                        r"<tool_error>bash failed: Command failed: (.+)\nReturn code: 1\n"
+                        r"(?:Stderr: .*\n)?Stdout: (.+)</tool_error>", result, re.S)  # fmt: skip
+                    assert result.startswith(f"<tool_error>bash failed: Command failed: "
+                                             f"{args['command']!r}\n")  # fmt: skip
+                    runs.append((args["command"], False, result))
+                elif name == "bash":
+                    match = re.fullmatch(r"command: (.*)\nstdout: (.*)\nstderr: (.*)\n"
+                                         r"returncode: 0", result, re.S)  # fmt: skip
+                    assert match and match[1] == args["command"]
+                    assert len(match[2]) <= 16_000
+                    runs.append((args["command"], True, result))
+                elif name == "read":
+                    assert args["file_path"].startswith(root + "/")
+                    assert result.startswith(f"file_path: {args['file_path']}\ncontent: ")
+                    tail = _VIBE_READ_TAIL.search(result)
+                    assert tail and int(tail[2]) == args.get("offset", 1)
+                    body = result[len(f"file_path: {args['file_path']}\ncontent: ") : tail.start()]
+                    lines = body.split("\n")
+                    assert len(lines) == int(tail[1])
+                    numbers = [int(line[:9]) for line in lines]
+                    assert all(re.match(r"[ \d]{9}\u2192", line) for line in lines)
+                    assert numbers == list(range(int(tail[2]), int(tail[2]) + len(lines)))
+                elif name == "edit":
+                    assert result == (
+                        f"file: {args['file_path']}\nmessage: The file has been updated "
+                        f"successfully.\nold_string: {args['old_string']}\nnew_string: "
+                        f"{args['new_string']}"
+                    )
+                elif name == "write_file":
+                    # write_file refuses an existing file: each path is written once.
+                    assert args["path"].startswith(root + "/") and args["path"] not in written
+                    written.add(args["path"])
+                    size = len(args["content"].encode())
+                    assert result == (f"path: {args['path']}\nbytes_written: {size}\n"
+                                      f"content: {args['content']}")  # fmt: skip
+                elif name == "grep":
+                    match = re.fullmatch(r"matches: (.*)\nmatch_count: (\d+)\nwas_truncated: "
+                                         r"False", result, re.S)  # fmt: skip
+                    assert match
+                    hits = match[1].split("\n")
+                    assert len(hits) == int(match[2])
+                    # rg's path:line:text, the paths under the (relative) path searched.
+                    assert all(re.match(r"[\w./-]+:\d+:", hit) for hit in hits)
+                    assert all(hit.startswith(args["path"]) for hit in hits)
+                elif name == "todo":
+                    assert args["action"] == "write"
+                    assert all(set(i) == {"id", "content", "status", "priority"}
+                               for i in args["todos"])  # fmt: skip
+                    statuses = [i["status"] for i in args["todos"]]
+                    assert set(statuses) <= {"pending", "in_progress", "completed"}
+                    assert statuses.count("in_progress") <= 1
+                    assert result == _vibe_todos(args["todos"])
+                    lists.append(args["todos"])
+                elif name == "task":
+                    assert args["agent"] == "explore"
+                    assert re.fullmatch(r"response: .+\nturns_used: \d+\ncompleted: True",
+                                        result, re.S)  # fmt: skip
+                elif name == "web_fetch":
+                    assert result.startswith(f"url: {args['url']}\ncontent: # ")
+                    assert result.endswith("\ncontent_type: text/html; charset=utf-8\n"
+                                           "was_truncated: False")  # fmt: skip
+                else:
+                    [question] = args["questions"]
+                    assert {"question", "options"} <= set(question)
+                    assert result.startswith(f"cancelled: False\nanswers: [{{'question': "
+                                             f"{question['question']!r}, 'answer': ")  # fmt: skip
+        assert used == set(_VIBESTORY_ARGS)
+        # swift test fails (the sweep reads the wall clock), passes, fails again (paused
+        # members); the delayed job's file goes with rm (Vibe has no delete tool).
+        tests = [(ok, out) for command, ok, out in runs
+                 if command == f"swift test --package-path {root}"]  # fmt: skip
+        summary = re.compile(r"Test Suite 'All tests' (passed|failed) at .+\n\t Executed (\d+) "
+                             r"tests, with (\d+) failures?")  # fmt: skip
+        summaries = [summary.findall(out) for _, out in tests]
+        assert [s[0][0] for s in summaries] == ["failed", "passed", "failed"]
+        assert [ok for ok, _ in tests] == [False, True, False]
+        assert int(summaries[0][0][2]) > 1 and summaries[2][0][2] == "1"
+        assert int(summaries[2][0][1]) == int(summaries[1][0][1]) + 2
+        assert any(command == f"rm {root}/Sources/App/Jobs/ReservationExpiryJob.swift"
+                   for command, ok, _ in runs if ok)  # fmt: skip
+        builds = [ok for command, ok, _ in runs if command.startswith("swift build")]
+        assert builds == [False, True]
+        # The list moves: the depot dashboard is left out (Vibe's prompt says to remove an
+        # irrelevant task, not cancel it), the backfill is added.
+        first = {i["content"] for i in lists[0]}
+        last = {i["content"]: i["status"] for i in lists[-1]}
+        [dropped] = first - set(last)
+        assert dropped.startswith("Depot dashboard")
+        [added] = set(last) - first
+        assert added.startswith("Backfill") and last[added] == "pending"
+        # The values the user sets never stand inside one another.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5
+        for value in values:
+            assert [v for v in values if value.casefold() in v.casefold()] == [value], value
+        # The last message names no other fact.
+        assert messages[-1]["role"] == "assistant" and not messages[-1].get("tool_calls")
+        final = messages[-1]["content"].casefold()
+        for fact in session.facts:
+            if fact.category == "last_message":
+                assert all(p.casefold() in final for p in fact.probe)
+            else:
                 assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))

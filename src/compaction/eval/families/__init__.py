@@ -31,6 +31,7 @@ from compaction.eval.families import (
     qstory,
     qwenstory,
     roostory,
+    vibestory,
     windsurfstory,
     zedstory,
 )
@@ -154,6 +155,8 @@ FAMILIES[crushstory.FAMILY] = crushstory.write
 FAMILIES[kimistory.FAMILY] = kimistory.write
 # Written with a story of its own, not `tell`: Forge's own tools on a Rust axum service.
 FAMILIES[forgestory.FAMILY] = forgestory.write
+# Written with a story of its own, not `tell`: Mistral Vibe's own tools on a Swift/Vapor service.
+FAMILIES[vibestory.FAMILY] = vibestory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
