@@ -4241,3 +4241,11 @@ def test_a_long_reversal_keeps_what_comes_instead_and_its_sentences_are_no_notes
     # Short of room, the line keeps its end: what comes instead.
     [item] = ledger.items()[ledger.sections.index(ledger.section("decisions"))]
     assert all(form.endswith("which posts it.") for form in item.forms)
+
+
+def test_a_sentence_opening_replacing_x_with_y_replaces_the_plan() -> None:
+    plan = "Plan: a delayed job per reservation, dispatched with the pickup deadline."
+    why = "The docs confirm a dispatched job cannot be cancelled. So the delayed jobs are out."
+    new = "Replacing them with `PickupSweep`, a scheduled job that lapses past the pickup deadline."
+    decisions = _decisions(plan, f"{why} {new}")
+    assert decisions[0][1].endswith(new) and decisions[-1] == (decisions[0][1], "")

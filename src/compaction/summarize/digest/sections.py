@@ -1373,9 +1373,14 @@ def _is_reversal(sentence: str) -> bool:
     "X instead of Y" where it decides something besides the comparison ("I'll use X instead
     of Y"), not where it describes code."""
     strong, replacing, _telling = sentence_marks(sentence)
-    if strong:
+    if strong or _OPENS_REPLACING.match(sentence):
         return True
     return replacing and signals.is_decision(_REPLACING.sub(" ", sentence.lower()))
+
+
+# "Replacing them with `PickupSweep`, …": a sentence that opens by putting one thing in
+# another's place.
+_OPENS_REPLACING = re.compile(r"^\W*(?:so\s+)?replacing\s+[^.;:]{1,60}?\s+with\b", re.IGNORECASE)
 
 
 # A name in code (a route, a path, an identifier): what it names is the thing itself.
