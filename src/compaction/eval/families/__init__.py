@@ -26,6 +26,7 @@ from compaction.eval.families import (
     gcstory,
     gsstory,
     kimistory,
+    manusstory,
     ocstory,
     ohstory,
     qstory,
@@ -154,6 +155,8 @@ FAMILIES[crushstory.FAMILY] = crushstory.write
 FAMILIES[kimistory.FAMILY] = kimistory.write
 # Written with a story of its own, not `tell`: Forge's own tools on a Rust axum service.
 FAMILIES[forgestory.FAMILY] = forgestory.write
+# Written with a story of its own, not `tell`: OpenManus's tools on a Symfony (PHP) backend.
+FAMILIES[manusstory.FAMILY] = manusstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
