@@ -1437,14 +1437,15 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
         # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
-        # crushstory-style's, kimistory-style's, forgestory-style's and vibestory-style's.
+        # crushstory-style's, kimistory-style's, forgestory-style's, vibestory-style's and
+        # manusstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
                      "qwenstory-style", "zedstory-style", "ampstory-style",
                      "windsurfstory-style", "crushstory-style", "kimistory-style",
-                     "forgestory-style", "vibestory-style")  # fmt: skip
+                     "forgestory-style", "vibestory-style", "manusstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -6444,3 +6445,168 @@ def test_vibestory_style_speaks_vibes_tools_and_moves_its_todo_list() -> None:
                 assert all(p.casefold() in final for p in fact.probe)
             else:
                 assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: OpenManus's built-in tools and the argument keys each takes (app/tool `parameters`): (keys
+#: the story always passes, keys it may pass).
+_MANUSSTORY_ARGS = {
+    "bash": ({"command"}, set()),
+    "str_replace_editor": ({"command", "path"}, {"file_text", "old_str", "new_str",
+                                                 "insert_line", "view_range"}),
+    "python_execute": ({"code"}, set()),
+    "planning": ({"command", "plan_id"}, {"title", "steps", "step_index", "step_status",
+                                          "step_notes"}),
+    "web_search": ({"query"}, {"num_results", "lang", "country", "fetch_content"}),
+    "ask_human": ({"inquire"}, set()),
+    "terminate": ({"status"}, set()),
+}  # fmt: skip
+_MANUS_PLAN_STEP = re.compile(r"^(\d+)\. \[([ ✓→!])\] (.+)$", re.M)
+
+
+def test_manusstory_style_speaks_openmanus_tools_and_moves_its_plan() -> None:
+    import ast
+
+    from compaction.eval.families.manusstory import FAMILY, MAX_OBSERVE, NEXT_STEP_PROMPT
+
+    for session in sessions(FAMILY):
+        messages = OPENAI.encode(session.conversation)["messages"]
+        system = messages[0]["content"]
+        assert system.startswith("You are OpenManus, an all-capable AI assistant")
+        # The two literals of Manus's prompt meet without a space.
+        assert "you can handle it all.The initial directory is: /home/" in system
+        root = re.search(r"working dir for this: (\S+) |repo is (\S+) ", messages[1]["content"])
+        root = next(g for g in root.groups() if g)
+        requests = []
+        results = {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
+        used: dict[str, set[str]] = {}
+        runs, plans, edits, removed, failed = [], [], set(), [], []
+        for i, message in enumerate(messages[1:], 1):
+            if message["role"] == "user" and message["content"] != NEXT_STEP_PROMPT:
+                # A prompt typed at `input()`: one line, the first or after a terminate.
+                assert "\n" not in message["content"]
+                before = messages[i - 1]
+                assert i == 1 or (before["role"] == "tool" and before["name"] == "terminate")
+                requests.append(message["content"])
+            if message["role"] != "assistant":
+                continue
+            # Every step: the next-step prompt, then the model's words and its calls.
+            assert messages[i - 1] == {"role": "user", "content": NEXT_STEP_PROMPT}
+            assert message["content"].strip() and message["tool_calls"]
+            for call in message["tool_calls"]:
+                assert re.fullmatch(r"call_[A-Za-z0-9]{24}", call["id"])
+                name, args = call["function"]["name"], json.loads(call["function"]["arguments"])
+                must, may = _MANUSSTORY_ARGS[name]
+                assert must <= set(args) <= must | may, (name, sorted(args))
+                used.setdefault(name, set()).add(args.get("command", ""))
+                tool = results[call["id"]]
+                assert tool["name"] == name and len(tool["content"]) <= MAX_OBSERVE
+                head = f"Observed output of cmd `{name}` executed:\n"
+                if tool["content"] == f"Cmd `{name}` completed with no output":
+                    assert name == "bash"
+                    continue
+                assert tool["content"].startswith(head), tool["content"][:80]
+                out = tool["content"].removeprefix(head)
+                path = args.get("path", "")
+                if name == "str_replace_editor":
+                    assert path.startswith(root)
+                    command = args["command"]
+                    if command == "view" and out.startswith("Here's the files"):
+                        listing = f"Here's the files and directories up to 2 levels deep in {path}"
+                        assert out.startswith(listing + ", excluding hidden items:\n")
+                    elif command == "view":
+                        first = args.get("view_range", [1])[0]
+                        assert out.startswith(f"Here's the result of running `cat -n` on {path}:\n")
+                        rows = out.split(":\n", 1)[1].rstrip("\n").split("\n")
+                        assert rows[0].startswith(f"{first:6}\t")
+                        assert all(re.match(r"^ *\d+\t", r) for r in rows)
+                    elif command == "create":
+                        assert out == f"File created successfully at: {path}"
+                    elif command in ("str_replace", "insert"):
+                        if out.startswith("Error: "):
+                            assert out.startswith("Error: No replacement was performed, old_str `")
+                            failed.append(name)
+                            continue
+                        assert out.startswith(f"The file {path} has been edited. Here's the result "
+                                              "of running `cat -n` on a snippet of ")  # fmt: skip
+                        assert out.endswith("Edit the file again if necessary.")
+                        edits.add(path)
+                    else:
+                        assert command == "undo_edit"
+                        assert out.startswith(f"Last edit to {path} undone successfully. ")
+                elif name == "python_execute":
+                    # The dict PythonExecute returns, as str() prints it.
+                    result = ast.literal_eval(out)
+                    assert set(result) == {"observation", "success"}
+                    if not result["success"]:
+                        failed.append(name)
+                    if "os.remove(" in args["code"]:
+                        removed.append(re.search(r"path = '([^']+)'", args["code"])[1])
+                elif name == "bash":
+                    runs.append((args["command"], out))
+                elif name == "planning":
+                    assert args["plan_id"] == "seat_holds"
+                    heads = {"create": "Plan created successfully with ID: seat_holds\n\n",
+                             "update": "Plan updated successfully: seat_holds\n\n",
+                             "mark_step": f"Step {args.get('step_index')} updated in plan "
+                                          "'seat_holds'.\n\n", "get": ""}  # fmt: skip
+                    assert out.startswith(heads[args["command"]] + "Plan: ")
+                    assert "\nProgress: " in out and "\nStatus: " in out
+                    plans.append((args, _MANUS_PLAN_STEP.findall(out)))
+                elif name == "web_search":
+                    assert out.startswith(f"Search results for '{args['query']}':\n\n1. ")
+                    assert out.endswith("\nMetadata:\n- Total results: 5\n- Language: en\n"
+                                        "- Country: us")  # fmt: skip
+                elif name == "ask_human":
+                    assert "\n" not in out
+                else:
+                    assert args == {"status": "success"}
+                    assert out == "The interaction has been completed with status: success"
+        assert set(used) == set(_MANUSSTORY_ARGS)
+        # One old_str that did not match; one Python run from the wrong directory.
+        assert sorted(failed) == ["python_execute", "str_replace_editor"]
+        assert used["str_replace_editor"] == {
+            "view",
+            "create",
+            "str_replace",
+            "insert",
+            "undo_edit",
+        }
+        assert {"create", "mark_step", "update", "get"} <= used["planning"]
+        # Four prompts, each run ended by terminate; the session ends on the last one's result.
+        assert len(requests) == 4
+        assert messages[-1]["role"] == "tool" and messages[-1]["name"] == "terminate"
+        # phpunit errors (no migration), passes, fails again; stderr alone comes back as Error.
+        tests = [out for command, out in runs if command == "vendor/bin/phpunit"]
+        ends = [re.search(r"(ERRORS!|FAILURES!|OK) ?\n?\(?Tests: (\d+)|OK \((\d+) tests", t)
+                for t in tests]  # fmt: skip
+        assert [e[1] or "OK" for e in ends] == ["ERRORS!", "OK", "FAILURES!"]
+        counts = [int(e[2] or e[3]) for e in ends]
+        assert counts[0] == counts[1] > counts[2]  # the cron's tests went, one was added
+        assert 'relation "seat_hold" does not exist' in tests[0]
+        assert tests[2].endswith(", Failures: 1.")
+        assert any(out.startswith("Error: Switched to a new branch") for _, out in runs)
+        # One file goes with Python's os.remove, one with git rm.
+        assert removed == [f"{root}/src/Service/SeatLocker.php"]
+        assert any(c.startswith("git rm -q src/Command/ReleaseStaleCartsCommand.php")
+                   for c, _ in runs)  # fmt: skip
+        assert f"{root}/config/services.yaml" in edits
+        # The plan moves: the back-office step is left out (no cancelled state), one added and
+        # left not started, four completed.
+        first = [step for _, _, step in plans[0][1]]
+        last = {step: mark for _, mark, step in plans[-1][1]}
+        [dropped] = set(first) - set(last)
+        assert dropped == "List active holds in the back office"
+        [added] = set(last) - set(first)
+        assert added == "Release holds when a sailing is cancelled" and last[added] == " "
+        assert list(last.values()).count("✓") == 4
+        # The values never stand inside each other, and the last words name no fact.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        final = messages[-2]
+        assert final["role"] == "assistant"
+        assert [c["function"]["name"] for c in final["tool_calls"]] == ["terminate"]
+        for fact in session.facts:
+            if fact.category != "last_message":
+                words = final["content"].casefold()
+                assert not any(f.casefold() in words for f in (*fact.probe, *fact.stale))

@@ -26,6 +26,7 @@ from compaction.eval.families import (
     gcstory,
     gsstory,
     kimistory,
+    manusstory,
     ocstory,
     ohstory,
     qstory,
@@ -157,6 +158,8 @@ FAMILIES[kimistory.FAMILY] = kimistory.write
 FAMILIES[forgestory.FAMILY] = forgestory.write
 # Written with a story of its own, not `tell`: Mistral Vibe's own tools on a Swift/Vapor service.
 FAMILIES[vibestory.FAMILY] = vibestory.write
+# Written with a story of its own, not `tell`: OpenManus's tools on a Symfony (PHP) backend.
+FAMILIES[manusstory.FAMILY] = manusstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
