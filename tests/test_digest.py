@@ -5,7 +5,7 @@ import json
 import pytest
 
 from compaction.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from compaction.strategies.mask import MaskStrategy
+from compaction.strategies.mask import MASK_PREFIX, MaskStrategy
 from compaction.summarize import signals
 from compaction.summarize.digest import (
     Ledger,
@@ -4249,3 +4249,66 @@ def test_a_sentence_opening_replacing_x_with_y_replaces_the_plan() -> None:
     new = "Replacing them with `PickupSweep`, a scheduled job that lapses past the pickup deadline."
     decisions = _decisions(plan, f"{why} {new}")
     assert decisions[0][1].endswith(new) and decisions[-1] == (decisions[0][1], "")
+
+
+def _manus(call_id: str, name: str, output: str, **arguments: object) -> list[Message]:
+    # OpenManus hands every tool's output back under one line naming the tool.
+    return [
+        call(call_id, name, **arguments),
+        result(call_id, f"Observed output of cmd `{name}` executed:\n{output}"),
+    ]
+
+
+def test_openmanus_planning_states_its_steps_and_ask_human_brings_the_users_words() -> None:
+    steps = ["Map the checkout", "Hold seats", "List holds in the back office", "Document it"]
+
+    def plan(marks: str) -> str:
+        lines = [
+            f"{n}. [{mark}] {step}" for n, (mark, step) in enumerate(zip(marks, steps, strict=True))
+        ]
+        return (
+            "Plan: Seat holds (ID: holds)\n====\n\nProgress: …\n\nSteps:\n"
+            + "\n".join(lines)
+            + "\n"
+        )
+
+    ledger = extract_ledger(
+        [
+            *_manus("1", "planning", plan("    "), command="create", plan_id="holds", steps=steps),
+            *_manus(
+                "2",
+                "ask_human",
+                "no. put them in postgres. and keep PHPStan at level 8.",
+                inquire="Redis or Postgres for the holds?",
+            ),
+            *_manus(
+                "3", "planning", plan("✓→  "), command="mark_step", plan_id="holds", step_index=1
+            ),
+        ]
+    )
+    text = rendered(ledger)
+    todos = text.split("## To-dos\n")[1].split("\n\n")[0]
+    assert "- [in progress] Hold seats" in todos and "- Document it" in todos
+    assert "[completed] Map the checkout" in todos
+    said = text.split("## What the user said (verbatim, oldest first)\n")[1].split("\n\n")[0]
+    assert said == "- no. put them in postgres. and keep PHPStan at level 8."
+
+
+def test_the_users_answer_to_an_ask_tool_is_never_masked_nor_a_placeholder_their_words() -> None:
+    answer = "no. redis is flushed on every deploy, put the holds in postgres. " * 8
+    messages = [
+        say("user", "Hold seats during checkout."),
+        *_manus("1", "ask_human", answer, inquire="Redis or Postgres?"),
+    ]
+    calls = {"1": messages[1].tool_calls[0]}
+    assert MaskStrategy(min_chars=10).mask_message(messages[2], calls) is None
+    # A placeholder where an answer was (written before) is no answer of the user's.
+    masked = [
+        *messages[:2],
+        result(
+            "1",
+            f"{MASK_PREFIX} ask_human; 1 lines, 500 chars; ok; original kept as m-0123456789ab]",
+        ),
+    ]
+    said = user_messages(extract_ledger(masked))
+    assert said == ["Hold seats during checkout."]

@@ -78,7 +78,8 @@ class MaskStrategy(BaseModel):
                 calls[call.id] = call
             if message.tool_results:
                 worth = work.maskable(index) and any(
-                    self._worth_masking(r.text, r.content) for r in message.tool_results
+                    self._worth_masking(r.text, r.content, calls.get(r.tool_call_id))
+                    for r in message.tool_results
                 )
             else:
                 # An output written into a message's text: the message is the environment's
@@ -114,8 +115,10 @@ class MaskStrategy(BaseModel):
         parts: list[Part] = []
         changed = False
         for part in message.parts:
-            if isinstance(part, ToolResultPart) and self._worth_masking(part.text, part.content):
-                call = calls.get(part.tool_call_id)
+            call = calls.get(part.tool_call_id) if isinstance(part, ToolResultPart) else None
+            if isinstance(part, ToolResultPart) and self._worth_masking(
+                part.text, part.content, call
+            ):
                 # The user's reply after the output (Cline's feedback on a command) stays.
                 output, reply = _output_and_reply(part.text)
                 text = self.placeholder(part.with_text(output), call, handle_for(message))
@@ -148,9 +151,14 @@ class MaskStrategy(BaseModel):
         parts[index] = dataclasses.replace(part, text=part.text[:start] + placeholder)
         return message.with_parts(parts)
 
-    def _worth_masking(self, text: str, content: tuple[Part, ...] = ()) -> bool:
-        # The user's words in a tool's result (feedback, a denial) are the user's: only an
-        # output before them may be masked.
+    def _worth_masking(
+        self, text: str, content: tuple[Part, ...] = (), call: ToolCallPart | None = None
+    ) -> bool:
+        # The user's words in a tool's result (feedback, a denial, the answer to a question
+        # the agent asked them through a tool) are the user's: only an output before them
+        # may be masked.
+        if call is not None and call_does("ask", call.name, call.arguments):
+            return False
         text = _output_and_reply(text)[0]
         if not text.strip():
             return False

@@ -205,6 +205,7 @@ _GEMINI = ("gemini-cli",)
 _GOOSE = ("goose",)
 _COPILOT = ("copilot",)
 _MCP_FS = ("mcp-filesystem",)
+_OPENMANUS = ("openmanus",)
 
 
 def _file(
@@ -305,7 +306,9 @@ TOOLS: tuple[ToolMeaning, ...] = (
     # --- Windsurf's Cascade: a command run with `Blocking: false` is read by its id.
     ToolMeaning(("command_status",), "none", ("windsurf",), poll_keys=("CommandId",)),
     # --- OpenCode (packages/opencode/src/tool/*.ts)
-    _command("bash", ("opencode", "swe-agent", "mini-swe-agent", "anthropic-api"), "command"),
+    _command(
+        "bash", ("opencode", "swe-agent", "mini-swe-agent", "anthropic-api", "openmanus"), "command"
+    ),
     _file("read", _OPENCODE, "read", "filePath"),
     _file("edit", ("opencode", "roo-code"), "modified", "filePath", "file_path"),
     _file("multiedit", _OPENCODE, "modified", "filePath"),
@@ -391,7 +394,7 @@ TOOLS: tuple[ToolMeaning, ...] = (
     ToolMeaning(
         ("str_replace_editor",),
         "file",
-        ("openhands", "swe-agent"),
+        ("openhands", "swe-agent", "openmanus"),
         path_keys=("path",),
         subcommand_key="command",
         subcommand_ops=_EDITOR_OPS,
@@ -424,6 +427,11 @@ TOOLS: tuple[ToolMeaning, ...] = (
         todos_subcommands=("plan",),
     ),
     ToolMeaning(("finish",), "final", _OPENHANDS, text_keys=("message", "final_thought")),
+    # --- OpenManus (FoundationAgents/OpenManus app/tool; `bash` and `str_replace_editor` as
+    # above). Its `planning` tool states the whole plan, each step's status marked, in every
+    # result (`todos_in_result`); `ask_human`'s result is the user's answer.
+    ToolMeaning(("ask_human",), "ask", _OPENMANUS, text_keys=("inquire",)),
+    _none(("planning", "python_execute", "terminate", "browser_use"), _OPENMANUS),
     # OpenHands' agent skills (openhands/runtime/plugins/agent_skills/file_ops), which its
     # CodeAct agent calls in an `<execute_ipython>` cell, arguments by position.
     ToolMeaning(
@@ -908,9 +916,21 @@ def todo_id_in_result(name: str, output: str) -> str | None:
 _STATED_LISTS = (("TODO LIST STATE: ", "tasks", "task_description", "completed"),)
 
 
+# A plan's steps as OpenManus's `planning` states them, each under its status mark:
+# "Steps:" then "0. [✓] Map the checkout" (→ in progress, ! blocked, a space not started).
+_PLAN_STEPS = re.compile(r"^Steps:\n((?:\d+\. \[[ ✓→!]\] .*\n?(?:   .*\n?)*)+)", re.MULTILINE)
+_PLAN_STEP = re.compile(r"^\d+\. \[([ ✓→!])\] (.+)$", re.MULTILINE)
+_STEP_STATUS: dict[str, TodoStatus] = {"✓": "completed", "→": "in_progress"}
+
+
 @text_cache()
 def todos_in_result(output: str) -> tuple[Todo, ...] | None:
     """The whole to-do list a to-do tool's result states (None where it states none)."""
+    if "Steps:\n" in output and (steps := _PLAN_STEPS.search(output)):
+        return tuple(
+            Todo(text.strip(), _STEP_STATUS.get(mark, "pending"))
+            for mark, text in _PLAN_STEP.findall(steps.group(1))
+        )
     for prefix, items_key, text_key, done_key in _STATED_LISTS:
         if not output.startswith(prefix):
             continue
@@ -2490,6 +2510,17 @@ _ITEM_STATE = re.compile(
 
 
 _ANSWER = re.compile(r"\A\s*<answer>\s*(.*?)\s*</answer>", re.DOTALL)
+
+
+# What an agent writes above every tool's output (OpenManus: "Observed output of cmd `bash`
+# executed:"): the output proper follows it.
+_RESULT_HEADER = re.compile(r"\AObserved output of cmd `[^`\n]{1,80}` executed:\n")
+
+
+def unwrapped(output: str) -> str:
+    """A tool's output without the line an agent writes above every one."""
+    header = _RESULT_HEADER.match(output)
+    return output[header.end() :] if header else output
 
 
 def answer_of(result: str) -> str:

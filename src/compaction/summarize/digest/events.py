@@ -644,6 +644,7 @@ def _events_of_result(
     name: str | None, arguments: str | None, text: str, is_error: bool, open_file: str | None
 ) -> tuple[Event, ...]:
     call = None if name is None else ToolCallPart("", name, arguments or "")
+    text = tools.unwrapped(text)
     reply = tools.user_reply_in(text)
     if reply is None:
         return tuple(_read_result(call, text, is_error, open_file))
@@ -687,7 +688,8 @@ def _read_result(
             yield ToolFinished("an earlier tool call", False, errors)
         return
     if call_does("ask", call.name, call.arguments):
-        answer = signals.own_words(tools.answer_of(text))
+        # (A placeholder where the answer was is no answer.)
+        answer = "" if placeholder is not None else signals.own_words(tools.answer_of(text))
         if answer:
             yield UserSaid(answer)
         return
