@@ -1315,7 +1315,8 @@ _DECISION_CHARS = 300
 _REVERSAL_CHARS = 420
 
 
-def decision_statements(text: str, acts: Sequence[str]) -> dict[int, int]:
+@text_cache()
+def decision_statements(text: str, acts: tuple[str, ...]) -> Mapping[int, int]:
     """The decisions an assistant's prose states, as spans of its sentences (`prose_signals`
     positions: start → end): each from a sentence that decides or reverses a plan (or
     opens "Instead: …", which says what is done instead whatever its verb), a reversal with
