@@ -4312,3 +4312,21 @@ def test_the_users_answer_to_an_ask_tool_is_never_masked_nor_a_placeholder_their
     ]
     said = user_messages(extract_ledger(masked))
     assert said == ["Hold seats during checkout."]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "Now the service that takes and releases holds: expired holds on the requested seats "
+        "are deleted inside the same transaction, so a stale row never blocks the index.",
+        "Last, payment releases the cart's holds once the booking is confirmed.",
+    ],
+)
+def test_a_step_of_the_work_told_as_it_goes_revises_no_decision(step: str) -> None:
+    # An agent that narrates each step ("Now the …", "Last, …") spoke of the standing
+    # decision's subject in every step, and each step replaced it in turn.
+    decided = (
+        "Changing course. The lock version is dropped: holds will be rows in a seat_hold "
+        "table keyed by sailing and seat, with an expires_at column, released on payment."
+    )
+    assert _decisions(decided, step)[-1] == (decided, "")

@@ -1292,6 +1292,8 @@ _CALLED_WRONG = re.compile(
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
 _OPENS_INSTEAD = re.compile(r"^\W*instead\b", re.IGNORECASE)
+# A step of the work told as it goes: "Now the service that …", "Last, payment …".
+_STEP = re.compile(r"^\W*(?:now|next|then|last|lastly|finally)\b(?!\s+(?:on|of)\b)", re.I)
 # A decision that adds to what stands rather than replacing it: "I'll also …".
 _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)\b")
 # A remark on how a decision is going, not a new word on what it is: "X is in place".
@@ -1636,7 +1638,7 @@ class Decisions(Section[DecisionsState]):
         lowered = said.lower()
         # "I'm replacing X as well": the "as well" is the replacing's, nothing is added.
         adding = _ADDING.search(lowered) and not _REVERSAL.search(lowered)
-        if adding or _STATUS.search(lowered):
+        if adding or _STATUS.search(lowered) or _STEP.match(said):
             return
         if all(_sets_a_number(s) for s in uncued):
             return  # a setting given a figure ("Set the pool to 12 …"): the values' news
