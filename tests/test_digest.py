@@ -4330,3 +4330,43 @@ def test_a_step_of_the_work_told_as_it_goes_revises_no_decision(step: str) -> No
         "table keyed by sailing and seat, with an expires_at column, released on payment."
     )
     assert _decisions(decided, step)[-1] == (decided, "")
+
+
+def test_a_plan_already_replaced_names_what_later_replaced_the_code_it_held() -> None:
+    # The plan held the GET route; the table decision replaced the plan, the route reversal
+    # came later and named code only the plan held: the plan's line named the table alone,
+    # and so stated the old route with nothing replacing it.
+    plan = "Plan: stateless signed tokens, and the email links to GET /auth/magic-link?token=."
+    table = "Agreed, scrap the stateless tokens. Links become rows in a `login_links` table."
+    route = (
+        "Scratch the GET /auth/magic-link?token= route: the request span logs the full URI. "
+        "Redeeming becomes POST /auth/magic-link/redeem with the token in the body."
+    )
+    ledger = extract_ledger([say("assistant", t) for t in (plan, table, route)])
+    line = next(x for x in rendered(ledger).splitlines() if x.endswith(plan))
+    assert line == f"- superseded (by: {table}; later by: {route}): {plan}"
+    # Read back, it is the same.
+    again = extract_ledger([summary_message(render(ledger), ledger.messages)])
+    first = again.state("decisions").decisions[0]
+    assert (first.text, first.superseded_by, first.later) == (
+        plan,
+        table,
+        (route,),
+    )
+
+
+def test_a_reversal_naming_no_standing_decision_marks_the_replaced_plan_holding_its_code() -> None:
+    plan = "Plan: stateless signed tokens, and the email links to GET /auth/magic-link?token=."
+    table = "Agreed, scrap the stateless tokens. Links become rows in a `login_links` table."
+    mind = (
+        "Changing my mind on the redeem route: a token in GET /auth/magic-link?token= would "
+        "be logged. Redeem becomes POST /auth/magic-link/redeem with the token in the body."
+    )
+    decisions = extract_ledger([say("assistant", t) for t in (plan, table, mind)]).state(
+        "decisions"
+    )
+    assert [(d.text, d.superseded_by, d.later) for d in decisions.decisions] == [
+        (plan, table, (mind,)),
+        (table, "", ()),
+        (mind, "", ()),
+    ]

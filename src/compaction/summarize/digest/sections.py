@@ -1403,6 +1403,8 @@ def _supersede(decisions: list[Decision], text: str) -> None:
         for d in holding:
             if not d.superseded_by:
                 d.superseded_by = text
+            elif text not in d.later:
+                d.later += (text,)
         return
     words: frozenset[str] = (
         frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
@@ -1410,9 +1412,19 @@ def _supersede(decisions: list[Decision], text: str) -> None:
     need = 1
     if not words:
         words, need = _subject_words(text), 2
+    replaced = False
     for d in decisions:
         if not d.superseded_by and len(words & d.words) >= need:
             d.superseded_by = text
+            replaced = True
+    if named and not replaced:
+        # What it names is no standing decision ("changing my mind on the redeem route"):
+        # a plan replaced already that holds code it speaks of (the GET route) is replaced
+        # in that part by it as well.
+        spoken = [c for c in _CODE_NAME.findall(text) if len(c) >= 4]
+        for d in decisions:
+            if d.superseded_by and text not in d.later and any(c in d.text for c in spoken):
+                d.later += (text,)
 
 
 def _sets_a_number(sentence: str) -> bool:
@@ -1464,13 +1476,16 @@ _RECENT_DECISIONS = 8
 class Decision:
     text: str
     superseded_by: str = ""
+    # Reversals that came after it was replaced and name code only it held ("scratch the
+    # GET /auth/magic-link route" of a plan already replaced): they replace that part too.
+    later: tuple[str, ...] = ()
 
     @property
     def words(self) -> frozenset[str]:
         return _subject_words(self.text)
 
     def copy(self) -> Decision:
-        return Decision(self.text, self.superseded_by)
+        return Decision(self.text, self.superseded_by, self.later)
 
 
 @dataclass
@@ -1687,7 +1702,9 @@ class Decisions(Section[DecisionsState]):
     def merge(self, earlier: DecisionsState, later: DecisionsState) -> DecisionsState:
         merged = DecisionsState([d.copy() for d in earlier.decisions], later.proposed)
         for d in later.decisions:
-            if any(m.text == d.text for m in merged.decisions):
+            same = next((m for m in merged.decisions if m.text == d.text), None)
+            if same is not None:
+                same.later += tuple(t for t in d.later if t not in same.later)
                 continue
             # A reversal in the later span replaces what the earlier one still held standing
             # (two summaries merged, as when a session is compacted again).
@@ -1711,6 +1728,7 @@ class Decisions(Section[DecisionsState]):
                 # What stands is shown whole (a decision is 300 characters at most): cut
                 # short, the line would name the old plan without the new one. The old plan
                 # is what gives.
+                by = "; later by: ".join((by, *d.later))
                 forms = _distinct(
                     f"- superseded (by: {by}): {signals.clip(d.text, limit)}"
                     for limit in (300, 100)
@@ -1728,7 +1746,8 @@ class Decisions(Section[DecisionsState]):
 
     def parse(self, state: DecisionsState, item: str) -> None:
         if m := self._SUPERSEDED.match(item):
-            state.decisions.append(Decision(m.group(2), m.group(1)))
+            by, *later = m.group(1).split("; later by: ")
+            state.decisions.append(Decision(m.group(2), by, tuple(later)))
         else:
             state.decisions.append(Decision(item))
 
