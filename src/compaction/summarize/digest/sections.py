@@ -1292,8 +1292,11 @@ _CALLED_WRONG = re.compile(
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
 _OPENS_INSTEAD = re.compile(r"^\W*instead\b", re.IGNORECASE)
+# "Replacing them with `PickupSweep`, …": a sentence that opens by putting one thing in
+# another's place.
+_OPENS_REPLACING = re.compile(r"^\W*(?:so\s+)?replacing\s+[^.;:]{1,60}?\s+with\b", re.IGNORECASE)
 # A step of the work told as it goes: "Now the service that …", "Last, payment …".
-_STEP = re.compile(r"^\W*(?:now|next|then|last|lastly|finally)\b(?!\s+(?:on|of)\b)", re.I)
+_STEP = re.compile(r"^\W*(?:now|next|then|last|lastly|finally)\b(?!\s+(?:on|of)\b)", re.IGNORECASE)
 # A decision that adds to what stands rather than replacing it: "I'll also …".
 _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)\b")
 # A remark on how a decision is going, not a new word on what it is: "X is in place".
@@ -1364,7 +1367,7 @@ def _goes_on(
     return (
         not (todo or done or decision or note)
         and not sentence.rstrip().endswith("?")
-        and len(statement) + 1 + len(sentence) <= 300
+        and len(statement) + 1 + len(sentence) <= _DECISION_CHARS
         and not _is_reversal(sentence)
         and not announces(sentence, acts)
     )
@@ -1379,11 +1382,6 @@ def _is_reversal(sentence: str) -> bool:
     if strong or _OPENS_REPLACING.match(sentence):
         return True
     return replacing and signals.is_decision(_REPLACING.sub(" ", sentence.lower()))
-
-
-# "Replacing them with `PickupSweep`, …": a sentence that opens by putting one thing in
-# another's place.
-_OPENS_REPLACING = re.compile(r"^\W*(?:so\s+)?replacing\s+[^.;:]{1,60}?\s+with\b", re.IGNORECASE)
 
 
 # A name in code (a route, a path, an identifier): what it names is the thing itself.
@@ -1725,9 +1723,9 @@ class Decisions(Section[DecisionsState]):
                 while (after := _replaced_by(by, later)) and by not in seen:
                     seen.add(by)
                     by = after
-                # What stands is shown whole (a decision is 300 characters at most): cut
-                # short, the line would name the old plan without the new one. The old plan
-                # is what gives.
+                # What stands is shown whole (a decision is 300 characters at most, a
+                # reversal 420): cut short, the line would name the old plan without the new
+                # one. The old plan is what gives.
                 by = "; later by: ".join((by, *d.later))
                 forms = _distinct(
                     f"- superseded (by: {by}): {signals.clip(d.text, limit)}"
