@@ -4370,3 +4370,26 @@ def test_a_reversal_naming_no_standing_decision_marks_the_replaced_plan_holding_
         (table, "", ()),
         (mind, "", ()),
     ]
+
+
+def test_a_long_turn_every_step_repeats_is_the_harness_prompt_not_the_users_words() -> None:
+    # OpenManus writes its next-step prompt as a user turn before every step.
+    prompt = (
+        "Based on user needs, proactively select the most appropriate tool or combination of "
+        "tools. For complex tasks, you can break down the problem and use different tools "
+        "step by step to solve it."
+    )
+    messages = [say("user", "Hold seats during checkout; no new Composer packages.")]
+    for n in range(4):
+        messages += [
+            say("user", prompt),
+            say("assistant", f"Step {n} done."),
+            say("user", "Carry on."),
+        ]
+    said = rendered(extract_ledger(messages)).split(
+        "## What the user said (verbatim, oldest first)\n"
+    )[1]
+    said = said.split("\n\n")[0]
+    assert "proactively select" not in said
+    assert "- Hold seats during checkout; no new Composer packages." in said
+    assert "- Carry on." in said  # a short word every turn repeats is still the user's

@@ -274,6 +274,16 @@ def _repeated_lines(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(line for line, n in counts.items() if n >= _REPEATS)
 
 
+#: A user-role turn this long made of nothing but lines `_REPEATS` or more turns repeat is
+#: a harness's prompt, not the user's words ("Carry on." every turn is the user's).
+_HARNESS_CHARS = 160
+
+
+def _only(text: str, repeated: frozenset[str]) -> bool:
+    """Whether every line of `text` is one of the `repeated` lines."""
+    return all(line.strip() in repeated for line in text.splitlines() if line.strip())
+
+
 def _without(text: str, repeated: frozenset[str]) -> str:
     """`text` without the `repeated` lines, marked where they went; `text` itself when they
     are all it has."""
@@ -319,6 +329,8 @@ class UserWords(Section[UserWordsState]):
             for line in {line.strip() for line in text.splitlines()} & repeated
         }
         for index, (seq, text) in enumerate(state.texts):
+            if len(text) >= _HARNESS_CHARS and _only(text, repeated):
+                continue  # a harness's prompt before every step (OpenManus's next-step prompt)
             # Fuller than `user_chars` only when there is room for it; shorter forms give the
             # lines every turn repeats (a framework's wrapping) before the user's own words.
             own = _without(text, frozenset(line for line in repeated if latest[line] != index))
