@@ -709,18 +709,14 @@ def background_id(result: str) -> str | None:
     return found.group(1) if found else None
 
 
-def polled_id(name: str, arguments: str) -> str | None:
+def polled_id(name: str, arguments: Mapping[str, object]) -> str | None:
     """The id of the background command whose later output a call of `name` with
-    `arguments` (JSON text) reads, by the table's `poll_keys`; None for any other call."""
+    `arguments` reads, by the table's `poll_keys`; None for any other call."""
     row = _row_for(name)
-    if row is None or not row.poll_keys:
+    if row is None:
         return None
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
-        return None
-    for key in row.poll_keys if isinstance(parsed, dict) else ():
-        value = parsed.get(key)
+    for key in row.poll_keys:
+        value = arguments.get(key)
         if isinstance(value, str | int) and not isinstance(value, bool):
             return str(value)
     return None

@@ -269,8 +269,12 @@ class Reader:
                 if call is not None and (started := tools.background_id(part.text)):
                     self._background[started] = call
                 # A poll of a background command's output is that command's outcome.
-                polled = call and self._background.get(
-                    tools.polled_id(call.name, call.arguments) or ""
+                polled = (
+                    self._background.get(
+                        tools.polled_id(call.name, call.parsed_arguments() or {}) or ""
+                    )
+                    if call is not None and self._background
+                    else None
                 )
                 for event in _result_events(polled or call, part, self._open_file):
                     if isinstance(event, UserSaid):  # the user's answer to the agent's question

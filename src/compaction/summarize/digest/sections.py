@@ -1400,6 +1400,18 @@ def _is_reversal(sentence: str) -> bool:
 _CODE_NAME = re.compile(r"[\w.-]*[/_][\w./-]*\w")
 
 
+def _code_names(text: str) -> list[str]:
+    """The names in code `text` holds, of four characters or more."""
+    return [c for c in _CODE_NAME.findall(text) if len(c) >= 4]
+
+
+def _replaced_later(d: Decision, text: str, code: Sequence[str]) -> None:
+    """Note that `text`, which came after `d` was replaced, replaces the part of it that
+    holds any of `code` as well."""
+    if text not in d.later and any(c in d.text for c in code):
+        d.later += (text,)
+
+
 def _supersede(decisions: list[Decision], text: str) -> None:
     """Mark the standing decisions `text` replaces: those about what it names as replaced
     ("instead of Y", "scrap Y", "Y is the wrong tool"); naming nothing, those sharing two
@@ -1407,14 +1419,14 @@ def _supersede(decisions: list[Decision], text: str) -> None:
     GET /auth/magic-link route"), those decisions alone (none, if they were replaced
     already): a word of it ("link") elsewhere is not the thing."""
     named = _REPLACED.findall(text) + _CALLED_WRONG.findall(text)
-    code = [c for n in named for c in _CODE_NAME.findall(n) if len(c) >= 4]
+    code = [c for n in named for c in _code_names(n)]
     holding = [d for d in decisions if any(c in d.text for c in code)]
     if holding:
         for d in holding:
             if not d.superseded_by:
                 d.superseded_by = text
-            elif text not in d.later:
-                d.later += (text,)
+            else:
+                _replaced_later(d, text, code)
         return
     words: frozenset[str] = (
         frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
@@ -1431,10 +1443,10 @@ def _supersede(decisions: list[Decision], text: str) -> None:
         # What it names is no standing decision ("changing my mind on the redeem route"):
         # a plan replaced already that holds code it speaks of (the GET route) is replaced
         # in that part by it as well.
-        spoken = [c for c in _CODE_NAME.findall(text) if len(c) >= 4]
+        spoken = _code_names(text)
         for d in decisions:
-            if d.superseded_by and text not in d.later and any(c in d.text for c in spoken):
-                d.later += (text,)
+            if d.superseded_by:
+                _replaced_later(d, text, spoken)
 
 
 def _sets_a_number(sentence: str) -> bool:
