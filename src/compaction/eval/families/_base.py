@@ -21,12 +21,13 @@ import random
 import re
 import string
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from compaction.dialects import OPENAI
 from compaction.eval.probes import REQUIRED_CATEGORIES, Depth, Fact, FactCategory, text_of_message
 from compaction.eval.sessions import EvalSession
+from compaction.messages import Message, ToolResultPart
 
 #: Characters per token of the filler and events (code, logs, prose), measured with
 #: cl100k_base on these families' sessions.
@@ -642,6 +643,27 @@ def finish_session(session: Session, *, family: str, seed: int) -> EvalSession:
         source="generated",
         tags={"source": family, "family": family, "seed": str(seed)},
     )
+
+
+def flag_errors(session: EvalSession, errors: set[str]) -> EvalSession:
+    """`session` with the results of the calls `errors` names marked as errors, as an agent
+    that flags a failed or refused tool call sends them (`is_error`)."""
+
+    def flagged(message: Message) -> Message:
+        if not any(r.tool_call_id in errors for r in message.tool_results):
+            return message
+        parts = tuple(
+            replace(p, is_error=True)
+            if isinstance(p, ToolResultPart) and p.tool_call_id in errors
+            else p
+            for p in message.parts
+        )
+        return replace(message, parts=parts)
+
+    conversation = session.conversation.with_messages(
+        flagged(m) for m in session.conversation.messages
+    )
+    return replace(session, conversation=conversation)
 
 
 Writer = Callable[[int, int], EvalSession]

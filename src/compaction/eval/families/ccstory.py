@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from compaction.eval.families._base import (
@@ -43,11 +42,11 @@ from compaction.eval.families._base import (
     Session,
     code_file,
     finish_session,
+    flag_errors,
     hexid,
     log_lines,
 )
 from compaction.eval.sessions import EvalSession
-from compaction.messages import Message, ToolResultPart
 
 FAMILY = "ccstory-style"
 
@@ -1277,24 +1276,4 @@ def write(seed: int, tokens: int) -> EvalSession:
     s.say(f"{closing}.")
     s.fact("last_message", "the final answer", (closing,))
     session = finish_session(s, family=FAMILY, seed=seed)
-    return _flag_errors(session, c.errors)
-
-
-def _flag_errors(session: EvalSession, errors: set[str]) -> EvalSession:
-    """Mark the results Claude Code flags (a non-zero exit, a rejected edit) as errors."""
-
-    def flagged(message: Message) -> Message:
-        if not any(r.tool_call_id in errors for r in message.tool_results):
-            return message
-        parts = tuple(
-            replace(p, is_error=True)
-            if isinstance(p, ToolResultPart) and p.tool_call_id in errors
-            else p
-            for p in message.parts
-        )
-        return replace(message, parts=parts)
-
-    conversation = session.conversation.with_messages(
-        flagged(m) for m in session.conversation.messages
-    )
-    return replace(session, conversation=conversation)
+    return flag_errors(session, c.errors)

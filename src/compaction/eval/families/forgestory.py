@@ -44,7 +44,6 @@ import difflib
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from compaction.eval.families._base import (
@@ -52,12 +51,12 @@ from compaction.eval.families._base import (
     Session,
     code_file,
     finish_session,
+    flag_errors,
     hexid,
     ident,
     log_lines,
 )
 from compaction.eval.sessions import EvalSession
-from compaction.messages import Message, ToolResultPart
 
 FAMILY = "forgestory-style"
 
@@ -1762,24 +1761,4 @@ def write(seed: int, tokens: int) -> EvalSession:
         at[0] = i
         event()
     session = finish_session(s, family=FAMILY, seed=seed)
-    return _flag_errors(session, f.errors)
-
-
-def _flag_errors(session: EvalSession, errors: set[str]) -> EvalSession:
-    """Mark the results Forge sends with is_error (a refused tool call)."""
-
-    def flagged(message: Message) -> Message:
-        if not any(r.tool_call_id in errors for r in message.tool_results):
-            return message
-        parts = tuple(
-            replace(p, is_error=True)
-            if isinstance(p, ToolResultPart) and p.tool_call_id in errors
-            else p
-            for p in message.parts
-        )
-        return replace(message, parts=parts)
-
-    conversation = session.conversation.with_messages(
-        flagged(m) for m in session.conversation.messages
-    )
-    return replace(session, conversation=conversation)
+    return flag_errors(session, f.errors)
