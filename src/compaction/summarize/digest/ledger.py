@@ -161,10 +161,10 @@ def render(
 
     Items go in by tier (0 first), and within a tier by rank (highest first): the must-haves
     (tiers 0 to 2) first in their shortest forms, then grown to fuller ones while there is
-    room; then each lower tier the same way; last, forms that only add what an item repeats
-    of others (`Item.padded`). At least one item is always kept: when the first
-    in order does not fit, the first that does (a line shown beats a summary dropped for want
-    of room), and when none does, the first. `items`: the ledger's items, when the caller
+    room; then each lower tier the same way; last, the forms deferred (`Item.deferred`): what
+    an item repeats of others. At least one item is always kept: when the first in order
+    does not fit, the first that does (a line shown beats a summary dropped for want of
+    room), and when none does, the first. `items`: the ledger's items, when the caller
     renders the same ledger more than once (`Ledger.items`)."""
     per_section = ledger.items() if items is None else items
     headings = [s.heading for s in ledger.sections]
@@ -207,12 +207,12 @@ def render(
         for _, _, si, ii in in_phase:
             if (si, ii) in chosen:
                 used = _grow(
-                    per_section[si][ii], chosen, (si, ii), used, budget_chars, padded=False
+                    per_section[si][ii], chosen, (si, ii), used, budget_chars, deferred=False
                 )
-    # Last, the forms that only add what an item repeats of others.
+    # Last, the forms deferred: what an item repeats of others.
     for _, _, si, ii in order:
         if (si, ii) in chosen:
-            used = _grow(per_section[si][ii], chosen, (si, ii), used, budget_chars, padded=True)
+            used = _grow(per_section[si][ii], chosen, (si, ii), used, budget_chars, deferred=True)
     if not chosen and order:
         _, _, si, ii = order[0]
         chosen[(si, ii)] = len(per_section[si][ii].forms) - 1
@@ -226,13 +226,13 @@ def _grow(
     used: int,
     budget_chars: int,
     *,
-    padded: bool,
+    deferred: bool,
 ) -> int:
-    """Give `item` the fullest form that fits the room left (among its padded forms, or
+    """Give `item` the fullest form that fits the room left (among its deferred forms, or
     among the others); the characters used after."""
     current = chosen[key]
-    edge = min(item.padded, current)
-    for better in range(edge) if padded else range(edge, current):
+    edge = min(item.deferred, current)
+    for better in range(edge) if deferred else range(edge, current):
         extra = len(item.forms[better]) - len(item.forms[current])
         if used + extra <= budget_chars:
             chosen[key] = better

@@ -59,9 +59,10 @@ class Item:
     tier: int
     rank: float
     forms: tuple[str, ...]
-    #: How many of the fullest forms only add what the item repeats of others (a framework's
-    #: wrapping around every user turn): grown to last, once every tier has its room.
-    padded: int = 0
+    #: How many of the fullest forms are grown to last, once every tier has its room: those
+    #: that only add what the item repeats of others (a framework's wrapping around every
+    #: user turn).
+    deferred: int = 0
 
 
 class Section(Generic[S]):
@@ -339,9 +340,9 @@ class UserWords(Section[UserWordsState]):
                 own, [self.user_chars, 600, 300, 160] if own != text else [600, 300, 160]
             )
             forms = _distinct((*wrapped, *shorter))
-            padded = len(wrapped) if own != text and len(forms) > len(wrapped) else 0
+            deferred = len(wrapped) if own != text and len(forms) > len(wrapped) else 0
             tier = _GO_ON_TIER if _acknowledges(text) else 0 if _instructs(text) else 2
-            out.append(Item(tier, seq, forms, padded))
+            out.append(Item(tier, seq, forms, deferred))
         return out
 
     @staticmethod
