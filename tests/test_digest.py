@@ -508,6 +508,154 @@ def test_a_clojure_error_report_keeps_its_cause_from_the_line_below() -> None:
     assert signals.outcome_of(out, is_error=True)[1] == tuple(signals.error_lines(out))
 
 
+@pytest.mark.parametrize(
+    ("output", "kept"),
+    [
+        # GHC: where and a code on the error's line, what went wrong in the bullets below.
+        (
+            "src/Shop/Cart.hs:41:9: error: [GHC-83865]\n"
+            "    \u2022 Couldn't match expected type: IO ()\n"
+            "                  with actual type: Currency -> IO ()\n"
+            "    \u2022 Probable cause: \u2018chargeCart\u2019 is applied to too few arguments\n"
+            "   |\n41 |         chargeCart cart\n   |         ^^^^^^^^^^^^^^^\n",
+            "is applied to too few arguments",
+        ),
+        # R: the call that failed, then the message on the next line.
+        (
+            "Error in charge(order, currency = cur) : \n  object 'cur' not found\n"
+            "Calls: checkout -> charge\nExecution halted\n",
+            "object 'cur' not found",
+        ),
+        # Rust: a test's panic, then the assertion and its operands.
+        (
+            "thread 'refund_is_capped' panicked at tests/refunds.rs:33:5:\n"
+            "assertion `left == right` failed\n  left: 500\n right: 450\n"
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+            "left: 500",
+        ),
+        # Laravel's error page in a terminal: the exception's class, a blank line, its message.
+        (
+            '\n   ParseError \n\n  syntax error, unexpected token "}"\n\n'
+            "  at app/Http/Controllers/CartController.php:58\n     54\u2595     $total = 0;\n",
+            'syntax error, unexpected token "}"',
+        ),
+        # A compiler that names the error, shows the source, then says what is wrong.
+        (
+            "error: Unknown variable\n   \u250c\u2500 /srv/till/src/cart.gleam:12:5\n   \u2502\n"
+            "12 \u2502   total(items, rate)\n   \u2502                ^^^^\n\n"
+            "The name `rate` is not in scope here.\n",
+            "The name `rate` is not in scope here.",
+        ),
+    ],
+)
+def test_an_error_line_that_only_names_its_kind_keeps_what_went_wrong_below_it(
+    output: str, kept: str
+) -> None:
+    # The line a reader knows as an error says where, or what kind; the message is under it.
+    lines = signals.error_lines(output)
+    assert lines and kept in lines[0], lines
+    assert signals.outcome_of(output, is_error=True)[1][0] == lines[0]
+
+
+def test_an_error_line_that_says_what_went_wrong_takes_nothing_below_it() -> None:
+    rustc = (
+        "error[E0599]: no method named `fill` found for struct `Rng` in the current scope\n"
+        "  --> src/token.rs:14:9\n   |\n14 |     rng.fill(&mut buf);\n"
+    )
+    assert signals.error_lines(rustc) == [
+        "error[E0599]: no method named `fill` found for struct `Rng` in the current scope"
+    ]
+    # Lines below that are errors of their own are not one's detail.
+    npm = "npm ERR! code ELIFECYCLE\nnpm ERR! errno 1\nnpm ERR! till@1.0.0 build: `tsc`\n"
+    assert signals.error_lines(npm)[0] == "npm ERR! code ELIFECYCLE"
+
+
+@pytest.mark.parametrize(
+    ("output", "line"),
+    [
+        # PHP: an exception's class in its namespace, backslashes between the parts.
+        (
+            "1) App\\Tests\\CartTest::testTotal\n"
+            "Doctrine\\DBAL\\Exception\\TableNotFoundException: An exception occurred while "
+            'executing a query: relation "cart_line" does not exist\n',
+            "Doctrine\\DBAL\\Exception\\TableNotFoundException: An exception occurred while "
+            'executing a query: relation "cart_line" does not exist',
+        ),
+        # Gradle's Checkstyle task: the tool's tag before the level.
+        (
+            "> Task :api:checkstyleMain\n[ant:checkstyle] [ERROR] /w/api/src/Cart.java:14:8: "
+            "Unused import - java.util.List. [UnusedImports]\n",
+            "[ant:checkstyle] [ERROR] /w/api/src/Cart.java:14:8: Unused import - java.util.List. "
+            "[UnusedImports]",
+        ),
+        # MSBuild: a line number alone in the brackets after the file.
+        (
+            "  Till.Tests test net8.0 failed with 1 error(s) (2.5s)\n"
+            "    /src/Till.Tests/CartTests.cs(22): error TESTERROR: \n"
+            "      Till.Tests.CartTests.TotalsRoundDown (23ms): Error Message: Assert.Equal() "
+            "Failure: Values differ\n",
+            "/src/Till.Tests/CartTests.cs(22): error TESTERROR: — Till.Tests.CartTests."
+            "TotalsRoundDown (23ms): Error Message: Assert.Equal() Failure: Values differ",
+        ),
+        # RSpec: the error's class on a line of its own, its message indented under it.
+        (
+            "  1) Till::Cart totals a basket\n     Failure/Error: Till::Cart.new\n\n"
+            "     NameError:\n       uninitialized constant Till::Cart\n"
+            "     # ./spec/cart_spec.rb:4:in `block (2 levels)'\n",
+            "NameError: — uninitialized constant Till::Cart",
+        ),
+    ],
+)
+def test_error_lines_in_more_runners_shapes(output: str, line: str) -> None:
+    assert line in signals.error_lines(output)
+
+
+def test_a_rust_tests_failure_is_one_error_line_with_its_panic() -> None:
+    # libtest names the failing test twice: "test x ... FAILED", then its panic, which says
+    # what the assertion saw. One failure, one line.
+    out = (
+        "running 2 tests\ntest refunds::capped ... FAILED\ntest refunds::zero ... ok\n\n"
+        "failures:\n\n---- refunds::capped stdout ----\n\n"
+        "thread 'refunds::capped' panicked at src/refunds.rs:33:5:\n"
+        "assertion `left == right` failed\n  left: 500\n right: 450\n\n"
+        "test result: FAILED. 1 passed; 1 failed; 0 ignored\n"
+    )
+    assert signals.error_lines(out) == [
+        "test refunds::capped ... FAILED — panicked at src/refunds.rs:33:5: "
+        "assertion `left == right` failed left: 500 right: 450"
+    ]
+
+
+def test_an_error_short_of_room_leaves_out_its_paths_directories() -> None:
+    ghc = (
+        "src/Shop/Cart.hs:41:9: error: [GHC-83865]\n"
+        "    \u2022 Couldn't match expected type: IO ()\n"
+        "    \u2022 Probable cause: \u2018chargeCart\u2019 is applied to too few arguments\n"
+    )
+    ledger = extract_ledger(
+        [call("1", "bash", command="cabal build"), result("1", f"{ghc}\nExit code: 1")]
+    )
+    [item] = ledger.items()[[s.name for s in ledger.sections].index("errors")]
+    assert "is applied to too few arguments" in item.forms[0]
+    assert item.forms[-1].startswith("- open: Cart.hs:41:9: error: [GHC-83865] — ")
+    # Read back, the line is what it showed.
+    again = parse_ledger(rendered(ledger))
+    assert "too few arguments" in again.state("errors").errors[0].text
+
+
+def test_without_dirs_leaves_out_a_files_directories_and_nothing_else() -> None:
+    assert signals.without_dirs("/home/u/app/tests/CartTests.cs(22): error x") == (
+        "CartTests.cs(22): error x"
+    )
+    assert signals.without_dirs("at src/cart.rs:3:5 and ./lib/a.py") == "at cart.rs:3:5 and a.py"
+    for kept in (
+        "request to https://example.com/dist/engine.gz failed",  # a URL
+        "[14:46:44 ERR] Exporter/retries a timed-out delivery",  # a test's group
+        "FAIL internal/outbox.TestRetries (0.01s)",  # a Go package
+    ):
+        assert signals.without_dirs(kept) == kept
+
+
 def test_paths_and_non_paths() -> None:
     assert signals.looks_like_path("src/app/models.py")
     assert signals.looks_like_path("README.md")
@@ -3379,14 +3527,14 @@ def test_an_error_cut_short_for_room_still_names_its_command_and_is_fixed_by_its
     )
     summary = summary_message(render(earlier, 240), earlier.messages)
     short = summary.text
-    assert "- open: error - lib/src/backoff.dart:88:37" in short
+    assert "- open: error - backoff.dart:88:37" in short
     assert "(from `dart analyze`)" in short
     builder = LedgerBuilder()
     builder.add(summary)
     assert builder.ledger.state("errors").errors[0].source == "dart analyze"
     builder.add(call("2", "shell", command="dart analyze"))
     builder.add(result("2", "Analyzing app...\nNo issues found!"))
-    assert "- fixed: error - lib/src/backoff.dart:88:37" in rendered(builder.snapshot())
+    assert "- fixed: error - backoff.dart:88:37" in rendered(builder.snapshot())
 
 
 def test_an_error_one_summary_left_open_is_fixed_by_the_next_summarys_clean_run() -> None:

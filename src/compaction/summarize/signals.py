@@ -38,7 +38,7 @@ def clip(text: str, limit: int) -> str:
 
 _ERROR_LINE = re.compile(
     r"""^\s*(?:
-        (?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*)?(?:Error|Exception|Failure)\b(?::|\s*$)  # Python-style
+        (?:(?:[A-Za-z_]\w*[.\\])*[A-Z]\w*)?(?:Error|Exception|Failure)\b(?::|\s*$)  # Python, PHP
       | E\s{2,}\S                                   # pytest assertion detail
       | FAILED\s+\S                                 # pytest failed test id
       | ERROR\s*[:\s]\s*\S                          # generic ERROR lines
@@ -50,14 +50,16 @@ _ERROR_LINE = re.compile(
       | [^\s:]+:\d+(?::\d+)?:\s*(?:fatal\ )?error\b   # file:line[:col]: error
       | Traceback\ \(most\ recent\ call\ last\)
       | e:\ (?:file://)?\S+\.kts?\b                    # kotlinc
-      | [^\s(]+\(\d+,\d+\):\ error\b                    # tsc: file(line,col): error TS…
+      | [^\s(]+\(\d+(?:,\d+)?\):\ error\b         # tsc, MSBuild: file(line[,col]): error …
       | \d+:\d+\ +error\ +\S                           # eslint's stylish: line:col  error  …
       | ●\ (?!Console\b)\S                             # jest: a failing test's header
       | ---\ FAIL:\ \S                                  # go test
       | \S.*\ >\ .+\ FAILED$                             # Gradle: Class > method() FAILED
       | test\ \S+\ \.\.\.\ FAILED$                         # cargo test (libtest)
       | FAIL\ \S+\ \([\d.]+m?s\)                           # gotestsum: FAIL pkg.TestX (0.01s)
-      | \[(?:ERROR|FATAL|error)\]\ +\S                       # Maven, sbt: [ERROR] …
+      | (?:\[[\w:.-]+\]\ +)?\[(?:ERROR|FATAL|error)\]\ +\S  # Maven, sbt, Gradle's ant tasks
+      | Error\ in\ \S.*\ :                               # R: Error in f(x) : …
+      | thread\ '[^']*'\ panicked\ at\ \S                   # Rust: a test's panic
     )""",
     re.VERBOSE,
 )
@@ -245,6 +247,10 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
         if cause_below:
             cause = text[end + 1 :].lstrip("\n").split("\n", 1)[0].strip()
             line = f"{line} {cause}" if cause else line
+        elif _names_only_its_kind(line, text[end + 1 : end + 400]):
+            detail = _detail_below(text, end)
+            if detail:
+                line = f"{line}{ERROR_DETAIL}{detail}"
         clipped = line[:200]
         if clipped not in seen:
             seen.add(clipped)
@@ -252,17 +258,112 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
     # A line another one holds whole says nothing more (pytest's `E  assert 59 == 60` under
     # `FAILED t.py::test_x - assert 59 == 60`).
     if len(found) > 1:
-        cores = [f[1:].lstrip() if _DETAIL.match(f) else f for f in found]
-        found = [
-            f
+        cores = [_core(f) for f in found]
+        held = {
+            f: next((g for g in found if core in g and g != f), None)
             for f, core in zip(found, cores, strict=True)
-            if not any(core in g and g != f for g in found)
-        ]
+        }
+        # libtest's `test x ... FAILED` is held by its panic, which is its detail.
+        failed = {g: f for f, g in held.items() if g is not None and _LIBTEST_FAILED.match(f)}
+        found = [_with_panic(failed[f], f) if f in failed else f for f in found if held[f] is None]
     # The last exception line of a traceback is what a reader needs most.
     found.sort(key=lambda s: 0 if re.match(r"^[\w.]*(Error|Exception)\b", s) else 1)
     return found[:limit]
 
 
+# What an error's line says besides where and what kind: a path with its line and column,
+# a bracketed code, the words that name an error ("ParseError", "error:", "panicked at").
+_WHERE_AND_KIND = re.compile(
+    r"[^\s:()]+(?::\d+)+:?|\(\d+(?:,\d+)?\)|\[[\w-]+\]|npm\s+ERR!"
+    r"|\b(?:[\w.]*(?:error|exception|failure)|fail(?:ed)?|fatal|panic(?:ked)?|thread|at|in)\b",
+    re.IGNORECASE,
+)
+_TOKEN = re.compile(r"\w+")
+# A name in code (`TestRetries`, `test_empty`, `cart.total`): what failed, named.
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|\w_\w|[a-z]\.[a-z]")
+# A line showing the source an error points at, not saying anything: a gutter or a marker
+# (`   │`, `12 │   total(x)`, `   |         ^^^^`, `  --> src/a.rs:3:5`, `  ➜ 48▕ …`), a
+# stack frame (`at Foo.bar (a.js:3:1)`, `# ./spec/a_spec.rb:4:in …`).
+_SOURCE_LINE = re.compile(r"^\s*(?:\d+\s*)?[│|┌└╭╰▕➜^~]|^\s*-->|^\s*(?:at|#)\s|^\s*\d+\s*$")
+# A line of bracketed tags a harness appends (`[result-id: r44] [rerun: b53]`).
+_TAGS_ONLY = re.compile(r"^\s*(?:\[[^\]\n]*\]\s*)+$")
+#: How far below an error's line its message is looked for, and how long it is at most.
+_DETAIL_LINES = 12
+_DETAIL_CHARS = 160
+
+
+#: Between an error's line and the message printed under it that it takes on
+#: ("ParseError — syntax error, unexpected …").
+ERROR_DETAIL = " — "
+
+
+def without_dirs(text: str) -> str:
+    """`text` with the directories of its paths left out, as a line short of room shows an
+    error: `/home/u/app/tests/CartTests.cs(22): error …` → `CartTests.cs(22): error …`."""
+    return _DIRS.sub("", text)
+
+
+# A file's directories (not a URL's: nothing right before them that a URL has there), the
+# file named with its extension (not `Exporter/retries …`, `internal/outbox.TestRetries`).
+_DIRS = re.compile(r"(?<![\w.:/~-])(?:~?/)?(?:[\w.@+-]+/)+(?=[\w@+-][\w.@+-]*\.[a-z]{1,5}\b)")
+
+
+def _names_only_its_kind(line: str, below: str) -> bool:
+    """Whether an error's line says only where it is and what kind it is, and leaves what
+    went wrong to the lines below it (`below`): "ParseError", "src/Cart.hs:41:9: error:
+    [GHC-83865]", R's "Error in charge(order) :", Rust's "thread 't' panicked at a.rs:3:5:";
+    or names it in a word or two, then shows the source and says it under that ("error:
+    Unknown variable")."""
+    if line.endswith(":"):
+        return True
+    left = _WHERE_AND_KIND.sub(" ", line)
+    words = len(_TOKEN.findall(left))
+    if words == 0:
+        return True
+    if words > 2 or _IDENTIFIER.search(left):
+        return False
+    following = next((b for b in below.split("\n", 4)[:4] if b.strip()), "")
+    return _SOURCE_LINE.match(following) is not None
+
+
+def _detail_below(text: str, end: int) -> str:
+    """What went wrong, under an error's line ending at `end`: its first lines of prose
+    after any blank lines and source it shows, up to the next blank line (or source, or an
+    error line of its own, which is no one's detail); "" if there is none."""
+    found: list[str] = []
+    for line in text[end + 1 :].split("\n", _DETAIL_LINES)[:_DETAIL_LINES]:
+        stripped = line.strip()
+        if not stripped or _SOURCE_LINE.match(line) or _TAGS_ONLY.match(line):
+            if found:
+                break
+            continue
+        if _ERROR_LINE.match(line) or stripped.startswith(("note:", "help:", "Calls:")):
+            break
+        found.append(stripped)
+        if sum(map(len, found)) >= _DETAIL_CHARS:
+            break
+    return clip(" ".join(found), _DETAIL_CHARS)
+
+
+def _core(line: str) -> str:
+    """What of an error line another holds when it says the same: pytest's detail without
+    its `E`; libtest's `test x ... FAILED` as its panic names it (`thread 'x' panicked`)."""
+    if _DETAIL.match(line):
+        return line[1:].lstrip()
+    if m := _LIBTEST_FAILED.match(line):
+        return f"thread '{m.group(1)}' panicked"
+    return line
+
+
+def _with_panic(failed: str, panic: str) -> str:
+    """libtest's `test x ... FAILED` with what its panic said: "test x ... FAILED — panicked
+    at src/a.rs:3:5: assertion `left == right` failed left: 2 right: 3"."""
+    said = _PANICKED.sub("panicked", panic, count=1).replace(ERROR_DETAIL, " ", 1)
+    return f"{failed}{ERROR_DETAIL}{said}"[:200]
+
+
+_LIBTEST_FAILED = re.compile(r"^test (\S+) \.\.\. FAILED$")
+_PANICKED = re.compile(r"^thread '[^']*' panicked")
 _INTROSPECTION = re.compile(r"E\s+\+\s")
 # pytest's mark before an assertion's detail.
 _DETAIL = re.compile(r"^E\s+")

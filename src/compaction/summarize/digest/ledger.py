@@ -162,10 +162,10 @@ def render(
     Items go in by tier (0 first), and within a tier by rank (highest first): the must-haves
     (tiers 0 to 2) first in their shortest forms, then grown to fuller ones while there is
     room; then each lower tier the same way; last, the forms deferred (`Item.deferred`): what
-    an item repeats of others. At least one item is always kept: when the first in order
-    does not fit, the first that does (a line shown beats a summary dropped for want of
-    room), and when none does, the first. `items`: the ledger's items, when the caller
-    renders the same ledger more than once (`Ledger.items`)."""
+    an item repeats of others, detail below any other item's line. At least one item is
+    always kept: when the first in order does not fit, the first that does (a line shown
+    beats a summary dropped for want of room), and when none does, the first. `items`: the
+    ledger's items, when the caller renders the same ledger more than once (`Ledger.items`)."""
     per_section = ledger.items() if items is None else items
     headings = [s.heading for s in ledger.sections]
     chosen: dict[tuple[int, int], int] = {}  # (section, item) → form index
@@ -209,7 +209,7 @@ def render(
                 used = _grow(
                     per_section[si][ii], chosen, (si, ii), used, budget_chars, deferred=False
                 )
-    # Last, the forms deferred: what an item repeats of others.
+    # Last, the forms deferred: what an item repeats of others, detail below any line.
     for _, _, si, ii in order:
         if (si, ii) in chosen:
             used = _grow(per_section[si][ii], chosen, (si, ii), used, budget_chars, deferred=True)

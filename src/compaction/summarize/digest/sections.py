@@ -61,7 +61,8 @@ class Item:
     forms: tuple[str, ...]
     #: How many of the fullest forms are grown to last, once every tier has its room: those
     #: that only add what the item repeats of others (a framework's wrapping around every
-    #: user turn).
+    #: user turn), or detail below any other item's line (what a fixed error printed under
+    #: its line).
     deferred: int = 0
 
 
@@ -1052,24 +1053,29 @@ class Errors(Section[ErrorsState]):
                     )
                 ]
             )
+            # Short of room, an error's paths lose their directories.
+            texts = (e.text, signals.without_dirs(e.text))
             if e.open:
                 forms = _distinct(
-                    f"- open: {signals.clip(e.text, limit)} (from {source})"
-                    for limit, source in zip((300, 100), sources, strict=True)
+                    f"- open: {signals.clip(text, limit)} (from {source})"
+                    for text, limit, source in zip(texts, (300, 100), sources, strict=True)
                 )
                 out.append(Item(1, rank, forms))
             else:
-                # Short of room, how it went away gives way first: that it did stays.
+                # Short of room, how it went away gives way first: that it did stays. Whole
+                # (its directories, what it printed under its line), it is given back last
+                # of all, once every item has room.
                 lines = [
-                    f"- fixed: {signals.clip(e.text, limit)} (from {source})"
-                    for limit, source in zip((300, 80), sources, strict=True)
+                    f"- fixed: {signals.clip(text, limit)} (from {source})"
+                    for text, limit, source in zip(texts, (300, 80), sources, strict=True)
                 ]
                 how = [
                     f" — {signals.clip(_one_line(e.fixed_by), limit // 2)}" if e.fixed_by else ""
                     for limit in (300, 80)
                 ]
                 forms = _distinct((lines[0] + how[0], lines[1] + how[1], lines[1]))
-                out.append(Item(2, rank, forms))
+                whole = texts[0] != texts[1] or signals.ERROR_DETAIL in e.text
+                out.append(Item(2, rank, forms, int(whole and len(forms) == 3)))
         # Open errors first, as the section shows them.
         return sorted(out, key=lambda i: (i.tier, i.rank))
 
