@@ -110,6 +110,7 @@ ANTHROPIC_FAMILIES = (
     "clinemcp-style",
     "ccstory-style",
     "forgestory-style",
+    "pistory-style",
 )
 
 

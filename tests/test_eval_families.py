@@ -1437,15 +1437,16 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # gcstory-style's, ohstory-style's, aiderstory-style's, ocstory-style's, gsstory-style's,
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
         # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
-        # crushstory-style's, kimistory-style's, forgestory-style's, vibestory-style's and
-        # manusstory-style's.
+        # crushstory-style's, kimistory-style's, forgestory-style's, vibestory-style's,
+        # manusstory-style's and pistory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
                      "qstory-style", "copilotstory-style", "cursorstory-style",
                      "qwenstory-style", "zedstory-style", "ampstory-style",
                      "windsurfstory-style", "crushstory-style", "kimistory-style",
-                     "forgestory-style", "vibestory-style", "manusstory-style")  # fmt: skip
+                     "forgestory-style", "vibestory-style", "manusstory-style",
+                     "pistory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -6610,3 +6611,132 @@ def test_manusstory_style_speaks_openmanus_tools_and_moves_its_plan() -> None:
             if fact.category != "last_message":
                 words = final["content"].casefold()
                 assert not any(f.casefold() in words for f in (*fact.probe, *fact.stale))
+
+
+#: pi's built-in coding tools (badlogic/pi-mono packages/coding-agent/src/core/tools, read at
+#: 83378aa): required and optional argument keys.
+_PISTORY_ARGS = {
+    "read": ({"path"}, {"offset", "limit"}),
+    "bash": ({"command"}, {"timeout"}),
+    "edit": ({"path", "oldText", "newText"}, set()),
+    "write": ({"path", "content"}, set()),
+}
+_PI_EDIT_MISS = (
+    "Could not find the exact text in {}. The old text must match exactly including all "
+    "whitespace and newlines."
+)
+
+
+def test_pistory_style_speaks_pis_tools_and_keeps_its_todos_in_prose() -> None:
+    from compaction.eval.families.pistory import FAMILY
+
+    for session in sessions(FAMILY):
+        payload = OPENAI.encode(session.conversation)
+        wire = payload["messages"]
+        system = wire[0]["content"]
+        assert system.startswith(
+            "You are an expert coding assistant operating inside pi, a coding agent harness."
+        )
+        assert (
+            "Available tools:\n- read: Read file contents\n- bash: Execute bash commands (ls, "
+            "grep, find, etc.)\n- edit: Make surgical edits to files (find exact text and "
+            "replace)\n- write: Create or overwrite files\n\n"
+        ) in system
+        assert "- Use bash for file operations like ls, rg, find\n" in system
+        root = re.search(r"\nCurrent working directory: (/home/\w+/code/\w+)\Z", system)[1]
+        assert f"# Project Context\n\nProject-specific instructions and guidelines:\n\n" \
+               f"## {root}/AGENTS.md\n\n" in system  # fmt: skip
+        # A user turn goes out as a list of one text part; the assistant's text as a string,
+        # absent (null) on a turn that only calls tools.
+        for message in wire[1:]:
+            if message["role"] == "user":
+                assert [p["type"] for p in message["content"]] == ["text"]
+            elif message["role"] == "assistant":
+                assert message["content"] is None or isinstance(message["content"], str)
+                assert message["content"] or message.get("tool_calls")
+        results = {m["tool_call_id"]: m["content"] for m in wire if m["role"] == "tool"}
+        assert all(isinstance(r, str) and r for r in results.values())
+        used, ids, runs, deleted, notices = set(), [], [], [], 0
+        for message in wire:
+            for call in message.get("tool_calls") or []:
+                name, args = call["function"]["name"], json.loads(call["function"]["arguments"])
+                # Claude's call ids, as pi hands them back.
+                assert re.fullmatch(r"toolu_01[0-9A-Za-z]{22}", call["id"])
+                ids.append(call["id"])
+                must, may = _PISTORY_ARGS[name]
+                assert must <= set(args) <= must | may, (name, sorted(args))
+                used.add(name)
+                result = results[call["id"]]
+                if "path" in args:
+                    assert not args["path"].startswith("/")  # relative to the cwd
+                if name == "edit":
+                    assert result in (f"Successfully replaced text in {args['path']}.",
+                                      _PI_EDIT_MISS.format(args["path"]))  # fmt: skip
+                elif name == "write":
+                    assert result == (
+                        f"Successfully wrote {len(args['content'])} bytes to {args['path']}"
+                    )
+                elif name == "read":
+                    # The text as it is: no line numbers, a notice when a limit stops short.
+                    assert not re.match(r"^ *\d+[\t|→]", result)
+                    more = re.search(r"\n\n\[(\d+) more lines in file\. Use offset=(\d+) "
+                                     r"to continue\.\]\Z", result)  # fmt: skip
+                    if more:
+                        assert int(more[2]) == args["offset"] + args["limit"]
+                        notices += 1
+                elif name == "bash":
+                    code = re.search(r"\n\nCommand exited with code (\d+)\Z", result)
+                    runs.append((args["command"], result, code and int(code[1])))
+                    if re.match(r"(git )?rm ", args["command"]):
+                        deleted.append(args["command"])
+        assert used == set(_PISTORY_ARGS)
+        assert len(ids) == len(set(ids)) and notices
+        assert any(r == _PI_EDIT_MISS.format("src/lib/server/loans.ts") for r in results.values())
+        assert any(out == "(no output)" for _, out, _ in runs)
+        # pnpm test fails (the pool has no new tables), passes, fails again (the timezone).
+        tests = [(out, code) for command, out, code in runs if command == "pnpm test"]
+        summaries = [re.search(r"\n      Tests  (?:(\d+) failed \| )?(\d+) passed \((\d+)\)\n",
+                               out) for out, _ in tests]  # fmt: skip
+        assert [bool(s[1]) for s in summaries] == [True, False, True]
+        assert [code for _, code in tests] == [1, None, 1]
+        assert "no such table: waitlist_entries" in tests[0][0] and summaries[2][1] == "1"
+        # Files go with rm and git rm: pi has no delete tool.
+        assert any(c.startswith("rm src/lib/server/hold-queue.ts") for c in deleted)
+        assert any("src/routes/api/cron/overdue/+server.ts" in c for c in deleted)
+        # A line the user ran with `!` reaches the model as a user turn.
+        users = [m["content"][0]["text"] for m in wire if m["role"] == "user"]
+        assert any(u.startswith("Ran `git status --short`\n```\n") and u.endswith("\n```")
+                   for u in users)  # fmt: skip
+        # No to-do tool: the list lives in what is said. Twilio is asked for, then dropped by
+        # the user; /admin/holds is added late; docs/ops.md is asked for and still open.
+        text = [
+            m["content"] if m["role"] != "user" else m["content"][0]["text"]
+            for m in wire[1:]
+            if m["role"] in ("user", "assistant") and m["content"]
+        ]
+        said = [t for t in text if t]
+        firsts = {k: next(i for i, t in enumerate(said) if k in t)
+                  for k in ("Twilio", "/admin/holds", "docs/ops.md")}  # fmt: skip
+        assert firsts["docs/ops.md"] == firsts["Twilio"] == 0
+        assert firsts["/admin/holds"] > len(said) * 3 // 4
+        todos = {f.probe[0]: f.required for f in session.facts if f.category == "todo"}
+        assert todos["Twilio"] is False and todos["/admin/holds"] and todos["docs/ops.md"]
+        # The hold changes twice, the reminder once; the values never stand inside each other.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        # The last words name no other fact.
+        final = wire[-1]
+        assert final["role"] == "assistant" and not final.get("tool_calls")
+        for fact in session.facts:
+            if fact.category != "last_message":
+                words = final["content"].casefold()
+                assert not any(f.casefold() in words for f in (*fact.probe, *fact.stale))
+    # Measured as Anthropic Messages too: every call a tool_use block, pi's own names.
+    for session, anthropic in _as_anthropic(FAMILY):
+        blocks = [b for m in anthropic["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        uses = [b for b in blocks if b["type"] == "tool_use"]
+        assert {b["name"] for b in uses} == set(_PISTORY_ARGS)
+        assert len(uses) == sum(len(m.tool_calls) for m in session.conversation.messages)
+        assert ANTHROPIC.validate(ANTHROPIC.decode(anthropic)) == []

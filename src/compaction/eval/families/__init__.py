@@ -29,6 +29,7 @@ from compaction.eval.families import (
     manusstory,
     ocstory,
     ohstory,
+    pistory,
     qstory,
     qwenstory,
     roostory,
@@ -160,6 +161,8 @@ FAMILIES[forgestory.FAMILY] = forgestory.write
 FAMILIES[vibestory.FAMILY] = vibestory.write
 # Written with a story of its own, not `tell`: OpenManus's tools on a Symfony (PHP) backend.
 FAMILIES[manusstory.FAMILY] = manusstory.write
+# Written with a story of its own, not `tell`: pi's own tools on a SvelteKit app on Workers.
+FAMILIES[pistory.FAMILY] = pistory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
