@@ -18,6 +18,7 @@ from compaction.eval.families import (
     ampstory,
     ccstory,
     codeact,
+    codebuffstory,
     copilotstory,
     crushstory,
     cursorstory,
@@ -160,6 +161,9 @@ FAMILIES[forgestory.FAMILY] = forgestory.write
 FAMILIES[vibestory.FAMILY] = vibestory.write
 # Written with a story of its own, not `tell`: OpenManus's tools on a Symfony (PHP) backend.
 FAMILIES[manusstory.FAMILY] = manusstory.write
+# Written with a story of its own, not `tell`: Codebuff's text tool protocol on a Next.js + Prisma
+# app.
+FAMILIES[codebuffstory.FAMILY] = codebuffstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
