@@ -1438,7 +1438,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
         # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
         # crushstory-style's, kimistory-style's, forgestory-style's, vibestory-style's,
-        # manusstory-style's and pistory-style's.
+        # manusstory-style's, pistory-style's and codebuffstory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
@@ -1446,7 +1446,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
                      "qwenstory-style", "zedstory-style", "ampstory-style",
                      "windsurfstory-style", "crushstory-style", "kimistory-style",
                      "forgestory-style", "vibestory-style", "manusstory-style",
-                     "pistory-style")  # fmt: skip
+                     "pistory-style", "codebuffstory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -1476,6 +1476,10 @@ _RULER_GAPS = {
     "acr-style": "the ruler reads no patch written in the assistant's text: AutoCodeRover's "
     "<file>/<original>/<patched> modifications (a new file's with an empty <original>) make "
     "no provider tool call, so no file they modify or create is extracted",
+    "codebuffstory-style": "the ruler reads no tool call written in the assistant's text: "
+    "Codebuff's <codebuff_tool_call> JSON blocks (str_replace / write_file {path}, "
+    "run_terminal_command {command}) and its <tool_result> user messages make no provider tool "
+    "call, so no file it reads, edits, creates or deletes and no command is extracted",
     "copilotstory-style": "the ruler reads no path nested in a list of edits: Copilot's "
     "multi_replace_string_in_file {explanation, replacements: [{filePath, oldString, "
     "newString}]} is the only edit of appsettings.json, so that modified file is not extracted",
@@ -6740,3 +6744,146 @@ def test_pistory_style_speaks_pis_tools_and_keeps_its_todos_in_prose() -> None:
         assert {b["name"] for b in uses} == set(_PISTORY_ARGS)
         assert len(uses) == sum(len(m.tool_calls) for m in session.conversation.messages)
         assert ANTHROPIC.validate(ANTHROPIC.decode(anthropic)) == []
+
+
+#: Codebuff's tools as its base agent calls them (CodebuffAI/codebuff at da0d571,
+#: common/src/tools/params/tool): required and optional parameters this family uses.
+_CODEBUFFSTORY_ARGS = {
+    "read_files": ({"paths"}, set()),
+    "write_file": ({"path", "instructions", "content"}, set()),
+    "str_replace": ({"path", "replacements"}, set()),
+    "run_terminal_command": ({"command"}, {"process_type", "cwd", "timeout_seconds"}),
+    "code_search": ({"pattern"}, {"flags", "cwd"}),
+    "spawn_agents": ({"agents"}, set()),
+    "think_deeply": ({"thought"}, set()),
+    "add_subgoal": ({"id", "objective", "status"}, {"plan", "log"}),
+    "update_subgoal": ({"id"}, {"status", "plan", "log"}),
+    "end_turn": (set(), set()),
+}
+#: The tools whose call ends the agent step (`endsAgentStep`), and those answering nothing.
+_CODEBUFF_ENDS = {"read_files", "run_terminal_command", "code_search", "spawn_agents", "end_turn"}
+_CODEBUFF_SILENT = {"think_deeply", "end_turn"}
+_CODEBUFF_CALL = re.compile(r"<codebuff_tool_call>\n(.*?)\n</codebuff_tool_call>", re.S)
+_CODEBUFF_RESULT = re.compile(r"\A<tool_result>\n(.*)\n</tool_result>\Z", re.S)
+
+
+def test_codebuffstory_style_speaks_codebuffs_tool_protocol_and_moves_its_subgoals() -> None:
+    from compaction.eval.families.codebuffstory import FAMILY, FILE_UPDATES
+
+    for session in sessions(FAMILY):
+        payload = OPENAI.encode(session.conversation)
+        messages = payload["messages"]
+        system = messages[0]["content"]
+        assert system.startswith("# Persona: Buffy\n\n**Your core identity is Buffy.**")
+        root = re.search(r"Project root: (/home/\w+/code/[\w-]+)", system)[1]
+        # No provider tool calls: the calls are text in the reply, the results user messages.
+        assert all("tool_calls" not in m and m["role"] != "tool" for m in messages)
+        roles = [m["role"] for m in messages[1:]]
+        assert roles == ["user", "assistant"] * (len(roles) // 2)
+        used, subgoals, tests, commands, first_read = set(), {}, [], [], True
+        for k in range(1, len(messages), 2):
+            reply = messages[k + 1]["content"]
+            assert isinstance(reply, str)
+            blocks = _CODEBUFF_CALL.findall(reply)
+            calls = [json.loads(b) for b in blocks]
+            # JSON.stringify(…, null, 2): the name first, the end-of-step flag last.
+            assert all(b == json.dumps(c, indent=2, ensure_ascii=False)
+                       for b, c in zip(blocks, calls, strict=True))  # fmt: skip
+            assert calls and all(next(iter(c)) == "cb_tool_name" for c in calls)
+            names = [c["cb_tool_name"] for c in calls]
+            # Only the last call may end the step, and every step ends with one.
+            assert names[-1] in _CODEBUFF_ENDS and not set(names[:-1]) & _CODEBUFF_ENDS
+            for call in calls:
+                name = call.pop("cb_tool_name")
+                assert call.pop("cb_easp", False) is (name in _CODEBUFF_ENDS)
+                must, may = _CODEBUFFSTORY_ARGS[name]
+                assert must <= set(call) <= must | may, (name, sorted(call))
+                used.add(name)
+            # The user's words, or the results of the step before, in call order.
+            if k + 2 >= len(messages):
+                assert names == ["end_turn"]
+                continue
+            content = messages[k + 2]["content"]
+            parts = [content] if isinstance(content, str) else [p["text"] for p in content]
+            if parts[0].startswith("<user_message>"):
+                assert names[-1] == "end_turn" and len(parts) == 1
+                assert parts[0].endswith("</user_message>")
+                continue
+            results = [json.loads(_CODEBUFF_RESULT.match(p)[1]) for p in parts]
+            answered = [c for c, n in zip(calls, names, strict=True) if n not in _CODEBUFF_SILENT]
+            expected = [n for n in names if n not in _CODEBUFF_SILENT]
+            edited = [c["path"] for c, n in zip(calls, names, strict=True)
+                      if n in ("str_replace", "write_file")]  # fmt: skip
+            if edited:
+                expected.append("file_updates")
+            assert [r["toolName"] for r in results] == expected
+            for r in results:
+                assert list(r) == ["toolName", "toolCallId", "output"]
+                assert re.fullmatch(r"[\w-]{11}", r["toolCallId"])
+            for call, name, result in zip(answered, expected, results, strict=False):
+                out = result["output"]
+                if name == "read_files":
+                    paths = [f["path"] for f in out]
+                    assert paths == (["knowledge.md"] if first_read else []) + call["paths"]
+                    assert all(set(f) == {"path", "content", "referencedBy"} for f in out)
+                    first_read = False
+                elif name in ("str_replace", "write_file"):
+                    assert list(out) == ["file", "message", "unifiedDiff"]
+                    assert out["file"] == call["path"]
+                    if out["message"] == "Created new file":
+                        assert name == "write_file" and out["unifiedDiff"] == call["content"]
+                    else:
+                        assert out["message"] == "Updated file"
+                        assert out["unifiedDiff"].startswith("@@ -")
+                    if name == "str_replace":
+                        assert all(set(r) == {"old", "new"} for r in call["replacements"])
+                elif name == "run_terminal_command":
+                    assert list(out) == ["command", "startingCwd", "stdout", "exitCode"]
+                    assert out["command"] == call["command"] and out["startingCwd"] == root
+                    commands.append(call["command"])
+                    if call["command"] == "pnpm test":
+                        tests.append((out["exitCode"], out["stdout"]))
+                elif name == "code_search":
+                    assert out["message"] == "Code search completed"
+                    assert set(out) == {"stdout", "exitCode", "message"}
+                elif name == "add_subgoal":
+                    assert out == {"message": "Successfully added subgoal"}
+                    subgoals[call["id"]] = [call["status"]]
+                elif name == "update_subgoal":
+                    assert out == {"message": "Successfully updated subgoal."}
+                    if "status" in call:
+                        subgoals[call["id"]].append(call["status"])
+                elif name == "spawn_agents":
+                    assert len(out) == len(call["agents"])
+                    for agent, report in zip(call["agents"], out, strict=True):
+                        assert set(agent) <= {"agent_type", "prompt", "params"}
+                        assert report["agentType"] == agent["agent_type"]
+                        assert set(report) == {"agentName", "agentType", "value"}
+                        assert report["value"]["type"] == "lastMessage"
+            if edited:
+                updates = results[-1]["output"]
+                assert updates["message"] == FILE_UPDATES
+                assert [f["path"] for f in updates["files"]] == list(dict.fromkeys(edited))
+        assert used == set(_CODEBUFFSTORY_ARGS)
+        # Subgoals: three done, the dashboard one aborted, one in progress, one added last and
+        # not started.
+        statuses = {"NOT_STARTED", "IN_PROGRESS", "COMPLETE", "ABORTED"}
+        assert {s for history in subgoals.values() for s in history} <= statuses
+        assert {i: h[-1] for i, h in subgoals.items()} == {
+            "1": "COMPLETE", "2": "COMPLETE", "3": "COMPLETE", "4": "ABORTED",
+            "5": "IN_PROGRESS", "6": "NOT_STARTED",
+        }  # fmt: skip
+        assert list(subgoals)[-1] == "6"
+        # pnpm test: two failures, green, then one failure (the quiet-hours spec).
+        summary = [re.search(r"      Tests  (?:(\d+) failed \| )?(\d+) passed", out)
+                   for _, out in tests]  # fmt: skip
+        assert [m[1] for m in summary] == ["2", None, "1"]
+        assert [code for code, _ in tests] == [1, 0, 1]
+        assert int(summary[2][2]) == int(summary[1][2]) + 1
+        # Codebuff has no delete tool: the legacy helper goes with rm.
+        assert "rm src/lib/waitlist-legacy.ts" in commands
+        # The last words name no fact but the pull request.
+        final = messages[-1]["content"].casefold()
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))

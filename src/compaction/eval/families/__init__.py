@@ -18,6 +18,7 @@ from compaction.eval.families import (
     ampstory,
     ccstory,
     codeact,
+    codebuffstory,
     copilotstory,
     crushstory,
     cursorstory,
@@ -163,6 +164,9 @@ FAMILIES[vibestory.FAMILY] = vibestory.write
 FAMILIES[manusstory.FAMILY] = manusstory.write
 # Written with a story of its own, not `tell`: pi's own tools on a SvelteKit app on Workers.
 FAMILIES[pistory.FAMILY] = pistory.write
+# Written with a story of its own, not `tell`: Codebuff's text tool protocol on a Next.js + Prisma
+# app.
+FAMILIES[codebuffstory.FAMILY] = codebuffstory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
