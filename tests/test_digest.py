@@ -656,6 +656,127 @@ def test_without_dirs_leaves_out_a_files_directories_and_nothing_else() -> None:
         assert signals.without_dirs(kept) == kept
 
 
+def _codebuff_call(prose: str, *calls: dict[str, object]) -> Message:
+    blocks = [
+        "<codebuff_tool_call>\n"
+        + json.dumps({"cb_tool_name": c["name"], **{k: v for k, v in c.items() if k != "name"}})
+        + "\n</codebuff_tool_call>"
+        for c in calls
+    ]
+    return say("assistant", "\n\n".join([prose, *blocks]))
+
+
+def _codebuff_results(*results: tuple[str, str, object]) -> Message:
+    return Message(
+        "user",
+        tuple(
+            TextPart(
+                "<tool_result>\n"
+                + json.dumps({"toolName": n, "toolCallId": i, "output": o}, indent=2)
+                + "\n</tool_result>"
+            )
+            for n, i, o in results
+        ),
+    )
+
+
+def test_tool_calls_written_in_text_as_codebuff_does_are_read_as_calls() -> None:
+    # Codebuff makes no provider tool calls: each call is JSON in a <codebuff_tool_call>
+    # element of the reply, each result a <tool_result> user message, the user's words in
+    # <user_message>.
+    ledger = extract_ledger(
+        [
+            say(
+                "user",
+                "<user_message>fix the cart totals. never touch the payments module.</user_message>",
+            ),
+            _codebuff_call(
+                "Tracking it, then reading the cart.",
+                {
+                    "name": "add_subgoal",
+                    "id": "1",
+                    "objective": "Round totals once",
+                    "status": "IN_PROGRESS",
+                },
+                {
+                    "name": "add_subgoal",
+                    "id": "2",
+                    "objective": "Email receipts",
+                    "status": "NOT_STARTED",
+                },
+                {"name": "read_files", "paths": ["src/cart.ts"]},
+            ),
+            _codebuff_results(
+                ("add_subgoal", "a1", {"message": "Successfully added subgoal"}),
+                ("add_subgoal", "a2", {"message": "Successfully added subgoal"}),
+                ("read_files", "a3", [{"path": "src/cart.ts", "content": "export const x = 1;\n"}]),
+            ),
+            _codebuff_call(
+                "I'll round once, in `cartTotal()`, rather than per line.",
+                {
+                    "name": "str_replace",
+                    "path": "src/cart.ts",
+                    "replacements": [{"old": "1", "new": "2"}],
+                },
+                {"name": "run_terminal_command", "command": "pnpm test", "cb_easp": True},
+            ),
+            _codebuff_results(
+                ("str_replace", "b1", {"file": "src/cart.ts", "message": "Updated file"}),
+                (
+                    "run_terminal_command",
+                    "b2",
+                    {
+                        "command": "pnpm test",
+                        "stdout": "FAIL src/cart.test.ts > rounds once\n Tests  1 failed | 9 passed (10)\n",
+                        "exitCode": 1,
+                    },
+                ),
+            ),
+            _codebuff_call(
+                "Receipts are out of scope.",
+                {"name": "update_subgoal", "id": "2", "status": "ABORTED"},
+                {"name": "update_subgoal", "id": "1", "status": "COMPLETE"},
+            ),
+            _codebuff_results(
+                ("update_subgoal", "c1", {"message": "Successfully updated subgoal."}),
+                ("update_subgoal", "c2", {"message": "Successfully updated subgoal."}),
+            ),
+        ]
+    )
+    assert ledger.state("files").files == {"src/cart.ts": "modified"}
+    text = rendered(ledger)
+    assert "`pnpm test` → exit 1" in text
+    assert "1 failed | 9 passed" in text
+    todos = {t.text: t.status for t in ledger.state("todos").listed}
+    assert todos == {"Round totals once": "completed", "Email receipts": "cancelled"}
+    said = user_messages(ledger)
+    assert said == ["fix the cart totals. never touch the payments module."]
+    assert "I'll round once, in `cartTotal()`" in text and "codebuff_tool_call" not in text
+
+
+def test_results_of_calls_written_in_text_are_masked_inside_their_element() -> None:
+    # Codebuff's results are user messages of `<tool_result>` elements: each large output
+    # gives way to a placeholder in its element, which the digest reads as the outcome.
+    big = "\n".join(f"line {n} of the build log" for n in range(400))
+    messages = [
+        say("user", "<user_message>build it</user_message>"),
+        _codebuff_call("Building.", {"name": "run_terminal_command", "command": "pnpm build"}),
+        _codebuff_results(
+            ("run_terminal_command", "a1", {"command": "pnpm build", "stdout": big, "exitCode": 2})
+        ),
+        say("assistant", "The build failed; looking at the log."),
+        say("user", "<user_message>ok</user_message>"),
+    ]
+    masked = MaskStrategy().mask_text_results(messages[2], messages[1])
+    assert masked is not None
+    element = json.loads(masked.text.removeprefix("<tool_result>").removesuffix("</tool_result>"))
+    assert element["toolName"] == "run_terminal_command" and element["toolCallId"] == "a1"
+    assert element["output"].startswith(MASK_PREFIX) and "`pnpm build`" in element["output"]
+    assert len(masked.text) < len(messages[2].text) // 10
+    ledger = extract_ledger([*messages[:2], masked, *messages[3:]])
+    assert "`pnpm build` → exit 2" in rendered(ledger)
+
+
 def test_paths_and_non_paths() -> None:
     assert signals.looks_like_path("src/app/models.py")
     assert signals.looks_like_path("README.md")

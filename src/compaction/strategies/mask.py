@@ -46,10 +46,14 @@ from compaction.summarize.digest.events import (
     report_findings,
 )
 from compaction.summarize.tools import (
+    TextResult,
     actions_in_text,
     harness_turn,
     react_step,
     shell_call,
+    text_calls,
+    text_result,
+    text_result_text,
     todo_changes_in_reply,
     todos_in_result,
     user_reply_in,
@@ -81,6 +85,11 @@ class MaskStrategy(BaseModel):
                     self._worth_masking(r.text, r.content, calls.get(r.tool_call_id))
                     for r in message.tool_results
                 )
+            elif results := _text_results(message):
+                # Results of calls written in text (Codebuff), each a text part of its own.
+                worth = work.compactable(index) and any(
+                    self._worth_masking(r.output) for _, r in results
+                )
             else:
                 # An output written into a message's text: the message is the environment's
                 # alone, or the words around the output stay as they are (`mask_text`).
@@ -101,6 +110,8 @@ class MaskStrategy(BaseModel):
             slot = work.slots[index]
             if slot.message.tool_results:
                 masked = self.mask_message(slot.message, calls)
+            elif _text_results(slot.message):
+                masked = self.mask_text_results(slot.message, _before(work, index))
             else:
                 masked = self.mask_text(
                     slot.message, _text_action(work, index), _before(work, index)
@@ -126,6 +137,30 @@ class MaskStrategy(BaseModel):
                 changed = True
             else:
                 parts.append(part)
+        return message.with_parts(parts) if changed else None
+
+    def mask_text_results(self, message: Message, before: Message | None) -> Message | None:
+        """The message with each large result of a call written in text masked, inside its
+        `<tool_result>` element; None when nothing is worth masking. `before`: the reply
+        that wrote the calls, which name what each result is of."""
+        written = (
+            text_calls(before.text) if before is not None and before.role == "assistant" else None
+        )
+        awaiting = list(written[1]) if written is not None else []
+        parts: list[Part] = list(message.parts)
+        changed = False
+        for index, result in _text_results(message):
+            call = next((c for c in awaiting if c.name == result.name), None)
+            if call is not None:
+                awaiting.remove(call)
+            if not self._worth_masking(result.output):
+                continue
+            stands_for = ToolCallPart("", result.name, json.dumps(call.arguments)) if call else None
+            text = self.placeholder(
+                ToolResultPart("", (TextPart(result.output),)), stands_for, handle_for(message)
+            )
+            parts[index] = TextPart(text_result_text(result, text))
+            changed = True
         return message.with_parts(parts) if changed else None
 
     def mask_text(
@@ -232,6 +267,17 @@ def _output_and_reply(text: str) -> tuple[str, str]:
     if reply is None:
         return text, ""
     return text[: reply.at], text[reply.at :]
+
+
+def _text_results(message: Message) -> list[tuple[int, TextResult]]:
+    """The results of calls written in text a user message holds, by part (`text_result`)."""
+    if message.role != "user" or message.tool_results or "<tool_result>" not in message.text:
+        return []
+    return [
+        (i, result)
+        for i, p in enumerate(message.parts)
+        if isinstance(p, TextPart) and (result := text_result(p.text)) is not None
+    ]
 
 
 def _text_of(message: Message, where: tuple[int, int]) -> str:

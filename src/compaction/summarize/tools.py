@@ -8,7 +8,8 @@ answer; a delegated task), and in which argument the path, command, patch or to-
 know fall back to argument-name rules (`path`, `file_path`, `command`, …) and words of their
 name (`read`, `write`, `edit`, …). Agents without tool calls write their actions in prose:
 `actions_in_text` reads aider's SEARCH/REPLACE blocks, diffs, and the fenced or tagged action
-of mini-SWE-agent and SWE-agent. `command_exit_status` reads the exit status a known tool's
+of mini-SWE-agent and SWE-agent; `text_calls` and `text_result` read the calls Codebuff writes
+as JSON in its reply, and their results. `command_exit_status` reads the exit status a known tool's
 result states in its own shape.
 
 Beside those: `meaning_of` (the merged row for a name), `command_text` and `command_actions`
@@ -27,7 +28,8 @@ documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
 `crates/goose-mcp/src/developer/` and `crates/goose/src/agents/platform_extensions/todo.rs`,
 microsoft/vscode-copilot-chat `src/extension/tools/common/toolNames.ts`, aws/amazon-q-developer-cli
 `crates/chat-cli/src/cli/chat/tools/todo.rs`, the MCP filesystem and sequential-thinking
-servers and bytedance/trae-agent `trae_agent/tools/`.
+servers, bytedance/trae-agent `trae_agent/tools/` and CodebuffAI/codebuff
+`common/src/tools/params/tool/` and `common/src/util/messages.ts`.
 
 Everything here is a pure, deterministic function of names, argument values and strings.
 This module must never read a wire format, see a message, count tokens or call a model.
@@ -206,6 +208,7 @@ _GOOSE = ("goose",)
 _COPILOT = ("copilot",)
 _MCP_FS = ("mcp-filesystem",)
 _OPENMANUS = ("openmanus",)
+_CODEBUFF = ("codebuff",)
 
 
 def _file(
@@ -368,7 +371,7 @@ TOOLS: tuple[ToolMeaning, ...] = (
         _ROO,
     ),
     # --- Cline's SDK agent (sdk/packages/core/src/extensions/tools/)
-    _file("read_files", ("cline-sdk",), "read", "files", "paths", "file_paths", "path"),
+    _file("read_files", ("cline-sdk", "codebuff"), "read", "files", "paths", "file_paths", "path"),
     ToolMeaning(
         ("editor",),
         "file",
@@ -581,6 +584,24 @@ TOOLS: tuple[ToolMeaning, ...] = (
             "update_topic",
         ),
         _GEMINI,
+    ),
+    # --- Codebuff (common/src/tools/params/tool/): calls written as JSON in the reply
+    # (`text_calls`); `read_files` is Cline SDK's row. Subgoals are its to-do items, by id.
+    _file(("write_file", "create_plan"), _CODEBUFF, "written", "path"),
+    _file("str_replace", _CODEBUFF, "modified", "path"),
+    _command("run_terminal_command", _CODEBUFF, "command"),
+    _search(("code_search", "find_files"), _CODEBUFF, "cwd"),
+    ToolMeaning(
+        ("add_subgoal", "update_subgoal"),
+        "todo",
+        _CODEBUFF,
+        text_keys=("objective",),
+        todo_shape=TodoShape(id_key="id"),
+    ),
+    ToolMeaning(("think_deeply",), "thought", _CODEBUFF, text_keys=("thought",)),
+    _none(
+        ("end_turn", "spawn_agents", "browser_logs", "web_search", "read_docs", "set_output"),
+        _CODEBUFF,
     ),
     # --- MCP filesystem server (modelcontextprotocol/servers src/filesystem)
     _file(("read_text_file", "read_media_file"), _MCP_FS, "read", "path"),
@@ -881,10 +902,12 @@ def _file_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator
 
 
 def _task_update(arguments: Mapping[str, object], row: ToolMeaning) -> Iterator[Action]:
-    """Claude Code's task tools change one item: `TaskCreate` adds a pending one (its id is in
-    the result: `todo_id_in_result`), `TaskUpdate` changes one by `taskId`."""
+    """Tools that change one item: Claude Code's `TaskCreate` adds a pending one (its id is in
+    the result: `todo_id_in_result`), `TaskUpdate` changes one by `taskId`; Codebuff's
+    `add_subgoal` and `update_subgoal` name the item's id themselves (`todo_shape.id_key`)."""
     text = _first_text(arguments, row.text_keys) or ""
-    task_id = _id_text(arguments.get("taskId"))
+    id_key = row.todo_shape.id_key if row.todo_shape is not None else "taskId"
+    task_id = _id_text(arguments.get(id_key or "taskId"))
     if task_id is None and not text:
         return
     if task_id is not None and not isinstance(arguments.get("status"), str):
@@ -1134,6 +1157,7 @@ _STATUS: dict[str, TodoStatus] = {
     "deleted": "cancelled",
     "skipped": "cancelled",
     "dropped": "cancelled",
+    "aborted": "cancelled",
 }
 
 
@@ -2188,6 +2212,79 @@ def _text_action(body: str) -> tuple[Action, ...]:
         tokens = first.split()
     arguments = dict(zip(row.positional, tokens[1:], strict=False))
     return tuple(_row_actions(row, arguments))
+
+
+# --- tool calls written as JSON in the reply (Codebuff) --------------------------------------
+
+# Codebuff's calls: JSON in an element of the reply, the tool's name under `cb_tool_name`
+# and `cb_easp` set in the one that ends the step (common/src/tools/utils.ts).
+_TEXT_CALL = re.compile(r"<codebuff_tool_call>\s*(\{.*?\})\s*</codebuff_tool_call>", re.S)
+_TEXT_CALL_MARKS = ("cb_tool_name", "cb_easp")
+# Its results, each a user message (or a part of one): `<tool_result>` around
+# `{toolName, toolCallId, output}` (common/src/util/messages.ts).
+_TEXT_RESULT = re.compile(r"\A\s*<tool_result>\s*(\{.*\})\s*</tool_result>\s*\Z", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class TextCall:
+    """A tool call written as JSON in an assistant's reply."""
+
+    name: str
+    arguments: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class TextResult:
+    """The result of a call written in text: its tool, its id, its output as text (JSON
+    where the tool returned a value)."""
+
+    name: str
+    call_id: str
+    output: str
+
+
+def text_calls(text: str) -> tuple[str, tuple[TextCall, ...]] | None:
+    """The tool calls a reply writes as JSON elements (Codebuff's `<codebuff_tool_call>`),
+    in order, and its prose without them; None where it writes none."""
+    if "<codebuff_tool_call>" not in text:
+        return None
+    calls = []
+    for match in _TEXT_CALL.finditer(text):
+        value = _json_value(match.group(1))
+        if isinstance(value, dict) and isinstance(name := value.get("cb_tool_name"), str):
+            arguments = {k: v for k, v in value.items() if k not in _TEXT_CALL_MARKS}
+            calls.append(TextCall(name, arguments))
+    if not calls:
+        return None
+    return _TEXT_CALL.sub("", text).strip(), tuple(calls)
+
+
+def text_result(text: str) -> TextResult | None:
+    """The result of a call written in text that a user message's text is
+    (`<tool_result>{toolName, toolCallId, output}</tool_result>`); None where it is none."""
+    if "<tool_result>" not in text[:40]:
+        return None
+    match = _TEXT_RESULT.match(text)
+    value = _json_value(match.group(1)) if match else None
+    if not isinstance(value, dict) or not isinstance(name := value.get("toolName"), str):
+        return None
+    output = value.get("output")
+    shown = output if isinstance(output, str) else json.dumps(output, indent=2)
+    return TextResult(name, str(value.get("toolCallId") or ""), shown)
+
+
+def text_result_text(result: TextResult, output: str) -> str:
+    """A result of a call written in text, as its user message holds it, with `output` (a
+    placeholder masking the original) in its place."""
+    value = {"toolName": result.name, "toolCallId": result.call_id, "output": output}
+    return f"<tool_result>\n{json.dumps(value, indent=2)}\n</tool_result>"
+
+
+def _json_value(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 # --- exit status in a command's result ------------------------------------------------------

@@ -10,6 +10,7 @@ model, count tokens or read a wire format; it must be deterministic.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from compaction._textcache import text_cache
 from compaction.messages import (
     ImagePart,
     Message,
+    Part,
     ReasoningPart,
     SummaryPart,
     TextPart,
@@ -194,6 +196,9 @@ class Reader:
         self._written: tuple[str, ...] = ()
         self._open_file: str | None = None
         self._question: str | None = None
+        # Calls written in a reply's text (Codebuff), read as calls, awaiting their results.
+        self._text_calls: list[ToolCallPart] = []
+        self._text_call_count = 0
 
     def read(self, message: Message) -> Iterator[Event]:
         if message.is_summary:
@@ -208,6 +213,7 @@ class Reader:
             self.after_summary()
             return
         after_summary, self._after_summary = self._after_summary, False
+        message = self._as_calls(message)
         if message.is_observation:
             yield from self._outcome(message.text, after_summary=after_summary)
             self._open_file = _open_file_in(message.text) or self._open_file
@@ -338,6 +344,42 @@ class Reader:
                 yield from self._outcome(observed)
             # The names its text's code defines (aider's edits, a snippet of its reply).
             yield from _code_in_text(message.text)
+
+    def _as_calls(self, message: Message) -> Message:
+        """A message with tool calls written as JSON in its text (`tools.text_calls`), or
+        with their results (`tools.text_result`), as the calls and results it stands for;
+        any other message as it is. A result goes with the first call of its tool still
+        awaiting one (the calls name no id); a result no call awaits (Codebuff's
+        `file_updates`, the edited files sent again whole) says nothing new."""
+        if message.tool_calls or message.tool_results:
+            return message
+        if message.role == "assistant":
+            found = _text_calls(message.text)
+            if found is None:
+                return message
+            prose, calls = found
+            parts: list[Part] = [TextPart(prose)] if prose else []
+            for call in calls:
+                self._text_call_count += 1
+                read_as = ToolCallPart(
+                    f"text-call-{self._text_call_count}", call.name, json.dumps(call.arguments)
+                )
+                self._text_calls.append(read_as)
+                parts.append(read_as)
+            return Message("assistant", tuple(parts))
+        if message.role != "user" or "<tool_result>" not in message.text:
+            return message
+        kept: list[Part] = []
+        for part in message.parts:
+            result = tools.text_result(part.text) if isinstance(part, TextPart) else None
+            if result is None:
+                kept.append(part)
+                continue
+            awaiting = next((c for c in self._text_calls if c.name == result.name), None)
+            if awaiting is not None:
+                self._text_calls.remove(awaiting)
+                kept.append(ToolResultPart(awaiting.id, (TextPart(result.output),)))
+        return Message("user", tuple(kept))
 
     def after_summary(self, awaiting: Sequence[str] = (), asked: str | None = None) -> None:
         """A summary was read: the span it replaced may end on an action written in text,
@@ -797,6 +839,11 @@ def exit_status(name: str | None, output: str) -> int | None:
 @functools.lru_cache(maxsize=1024)
 def _is_command_tool(name: str) -> bool:
     return tools.is_command_tool(name)
+
+
+@text_cache()
+def _text_calls(text: str) -> tuple[str, tuple[tools.TextCall, ...]] | None:
+    return tools.text_calls(text)
 
 
 @text_cache()
