@@ -688,7 +688,7 @@ def test_tool_calls_written_in_text_as_codebuff_does_are_read_as_calls() -> None
         [
             say(
                 "user",
-                "<user_message>fix the cart totals. never touch the payments module.</user_message>",
+                "<user_message>fix the cart totals. never touch payments.</user_message>",
             ),
             _codebuff_call(
                 "Tracking it, then reading the cart.",
@@ -727,7 +727,7 @@ def test_tool_calls_written_in_text_as_codebuff_does_are_read_as_calls() -> None
                     "b2",
                     {
                         "command": "pnpm test",
-                        "stdout": "FAIL src/cart.test.ts > rounds once\n Tests  1 failed | 9 passed (10)\n",
+                        "stdout": "FAIL src/cart.test.ts > rounds\n Tests  1 failed | 9 passed (10)\n",
                         "exitCode": 1,
                     },
                 ),
@@ -750,7 +750,7 @@ def test_tool_calls_written_in_text_as_codebuff_does_are_read_as_calls() -> None
     todos = {t.text: t.status for t in ledger.state("todos").listed}
     assert todos == {"Round totals once": "completed", "Email receipts": "cancelled"}
     said = user_messages(ledger)
-    assert said == ["fix the cart totals. never touch the payments module."]
+    assert said == ["fix the cart totals. never touch payments."]
     assert "I'll round once, in `cartTotal()`" in text and "codebuff_tool_call" not in text
 
 
