@@ -727,7 +727,7 @@ def test_tool_calls_written_in_text_as_codebuff_does_are_read_as_calls() -> None
                     "b2",
                     {
                         "command": "pnpm test",
-                        "stdout": "FAIL src/cart.test.ts > rounds\n Tests  1 failed | 9 passed (10)\n",
+                        "stdout": "FAIL cart.test.ts > rounds\n Tests  1 failed | 9 passed (10)\n",
                         "exitCode": 1,
                     },
                 ),
