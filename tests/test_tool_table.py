@@ -760,6 +760,36 @@ CALLS: list[tuple[str, str, dict[str, object], tuple[Action, ...]]] = [
         (todos(Todo("Persist", "completed", "1"), Todo("Alert", "pending", "2")),),
     ),
     ("copilot", "manage_todo_list", {"operation": "read"}, ()),
+    # pi (badlogic/pi-mono packages/coding-agent/src/core/tools/): `path` for every file tool.
+    ("pi", "read", {"path": "src/a.ts", "offset": 10}, (file("src/a.ts", "read"),)),
+    (
+        "pi",
+        "edit",
+        {"path": "src/routes/[slug]/+page.ts", "oldText": "a", "newText": "b"},
+        (file("src/routes/[slug]/+page.ts", "modified"),),
+    ),
+    ("pi", "write", {"path": "src/b.ts", "content": "x"}, (file("src/b.ts", "written"),)),
+    ("pi", "bash", {"command": "pnpm test", "timeout": 60}, (command("pnpm test"),)),
+    # Codebuff (calls written as JSON in the reply, `text_calls`).
+    (
+        "codebuff",
+        "read_files",
+        {"paths": ["a.ts", "b.ts"]},
+        (file("a.ts", "read"), file("b.ts", "read")),
+    ),
+    (
+        "codebuff",
+        "str_replace",
+        {"path": "src/c.ts", "replacements": [{"old": "a", "new": "b"}]},
+        (file("src/c.ts", "modified"),),
+    ),
+    ("codebuff", "run_terminal_command", {"command": "pnpm test"}, (command("pnpm test"),)),
+    (
+        "codebuff",
+        "update_subgoal",
+        {"id": "2", "status": "ABORTED"},
+        (Action("todo", todos=(Todo("", "cancelled", "2"),)),),
+    ),
 ]
 
 

@@ -28,7 +28,8 @@ documentation, openai/codex `codex-rs/core/src/tools/spec.rs`, sst/opencode
 `crates/goose-mcp/src/developer/` and `crates/goose/src/agents/platform_extensions/todo.rs`,
 microsoft/vscode-copilot-chat `src/extension/tools/common/toolNames.ts`, aws/amazon-q-developer-cli
 `crates/chat-cli/src/cli/chat/tools/todo.rs`, the MCP filesystem and sequential-thinking
-servers, bytedance/trae-agent `trae_agent/tools/` and CodebuffAI/codebuff
+servers, bytedance/trae-agent `trae_agent/tools/`, badlogic/pi-mono
+`packages/coding-agent/src/core/tools/` and CodebuffAI/codebuff
 `common/src/tools/params/tool/` and `common/src/util/messages.ts`.
 
 Everything here is a pure, deterministic function of names, argument values and strings.
@@ -209,6 +210,7 @@ _COPILOT = ("copilot",)
 _MCP_FS = ("mcp-filesystem",)
 _OPENMANUS = ("openmanus",)
 _CODEBUFF = ("codebuff",)
+_PI = ("pi",)
 
 
 def _file(
@@ -585,6 +587,13 @@ TOOLS: tuple[ToolMeaning, ...] = (
         ),
         _GEMINI,
     ),
+    # --- pi (badlogic/pi-mono packages/coding-agent/src/core/tools/): `path` for every file
+    # tool; grep, find and ls are off by default.
+    _file("read", _PI, "read", "path"),
+    _file("edit", _PI, "modified", "path"),
+    _file("write", _PI, "written", "path"),
+    _command("bash", _PI, "command"),
+    _search(("grep", "find", "ls"), _PI, "path"),
     # --- Codebuff (common/src/tools/params/tool/): calls written as JSON in the reply
     # (`text_calls`); `read_files` is Cline SDK's row. Subgoals are its to-do items, by id.
     _file(("write_file", "create_plan"), _CODEBUFF, "written", "path"),
@@ -891,12 +900,13 @@ def _file_actions(row: ToolMeaning, arguments: Mapping[str, object]) -> Iterator
     if row.partial_edit_keys and all(arguments.get(k) is None for k in row.partial_edit_keys):
         op = "written"
     paths = _paths(arguments, row.path_keys)
-    if not paths and row.acts_on_open_file:
-        yield Action("file", path=None, op=op)
-    elif not paths:
+    if not paths:
         # Agents share tool names and differ in argument names (`read_file` takes `path`
         # in one agent and `target_file` in another): the name's meaning, the usual names.
         paths = _fallback_paths(_by_key_form(arguments))
+    if not paths and row.acts_on_open_file:
+        # An editor command naming no file acts on the one the environment has open.
+        yield Action("file", path=None, op=op)
     for path in paths:
         yield Action("file", path=path, op=op)
 
