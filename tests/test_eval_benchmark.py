@@ -139,6 +139,25 @@ def test_a_stale_value_restated_in_the_compactions_own_words_is_stale_as_current
     assert restated_stale([fact], before, first) == [fact]
 
 
+def test_a_line_marked_closed_at_its_start_states_nothing_as_current() -> None:
+    # "- [replaced] Expiry through a queue: … `delaySeconds` …": a step the line itself says
+    # was replaced, however far into it the old form comes. Unmarked, it still counts.
+    fact = Fact(
+        id="expiry", category="decision", text="holds expire from a cron sweep",
+        probe=("cron trigger",), depth="early", cued=False, critical=True,
+        stale=("delaySeconds",),
+    )  # fmt: skip
+    before = chat(
+        ("assistant", "Plan: expiry through a queue, one message per hold."),
+        ("assistant", "Moving expiry to a cron trigger."),
+    )
+    step = "Expiry through a queue in the compaction's words: each hold sends a message with "
+    for mark, counted in (("[replaced] ", False), ("[dropped] ", False), ("", True)):
+        summary = Message(role="user", parts=(SummaryPart(f"- {mark}{step}`delaySeconds` set"),))
+        after = before.with_messages((summary,))
+        assert (restated_stale([fact], before, after) == [fact]) is counted, mark
+
+
 def test_a_command_the_summary_quotes_in_backticks_is_history_not_a_claim() -> None:
     # "`sed -n '1,40p' apps/old/export.ts` → ok" under the commands run quotes what ran
     # (the user later ruled that file out); a line naming the old file in the summary's own

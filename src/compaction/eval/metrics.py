@@ -379,7 +379,8 @@ def restated_stale(facts: Sequence[Fact], before: Conversation, after: Conversat
     value) or nothing of the fact (for one-string facts), a stale form, and not the current
     form, and does not quote the session (`_quotes_session`): "cache TTL: 10 minutes" under a
     table of current values, where the user changed it to 30. Quoting the user's earlier
-    sentence is history, not a claim, and is not counted. Complements
+    sentence is history, not a claim, and is not counted; nor is a line that opens by
+    marking what it lists closed ("- [replaced] …", "- [dropped] …"). Complements
     `probes.Score.stale_as_current`, which sees only presence.
     """
     seen = {message_text(m) for m in before.messages}
@@ -440,11 +441,19 @@ def _negated(line: str, stale: str) -> bool:
     )
 
 
+# A line that opens by saying what it lists is closed: "- [replaced] X", "- [dropped] X".
+_CLOSED_MARK = re.compile(
+    r"^\s*(?:[-*•]\s+)?\[(?:replaced|cancell?ed|canceled|dropped|removed|superseded|abandoned)\b"
+    r"[^\]\n]*\]",
+    re.IGNORECASE,
+)
+
+
 def _restates(
     line: str, probes: Sequence[str], subject: str | None, stales: Sequence[str], original: str
 ) -> bool:
     shown = [s for s in stales if shows(s, line)]
-    if not shown or all(shows(p, line) for p in probes):
+    if not shown or all(shows(p, line) for p in probes) or _CLOSED_MARK.match(line):
         return False
     if all(_negated(line, s) for s in shown):
         return False
