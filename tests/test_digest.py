@@ -2358,6 +2358,117 @@ def test_a_reversal_in_a_later_span_supersedes_a_plan_an_earlier_summary_holds()
     assert standing == ["SQLite is off the table; DuckDB from now on."]
 
 
+def test_a_design_that_does_not_survive_a_finding_is_replaced_by_what_follows() -> None:
+    # "The queue design doesn't survive that: …. So expiry moves to a cron trigger …": the
+    # plan is named as failing, and the sentence after it says what comes instead.
+    ledger = extract_ledger(
+        [
+            say("assistant", "I'll use delayed queue messages to expire holds, one per hold."),
+            say("user", "queues cap delays at 12 hours, no?"),
+            say(
+                "assistant",
+                "Confirmed, 12 hours is the ceiling. The queue design doesn't survive that: a "
+                "hold outlives any single message. So expiry moves to a cron trigger that "
+                "sweeps the holds table every 20 minutes.",
+            ),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    standing = [d.text for d in decisions if not d.superseded_by]
+    assert [d.superseded_by != "" for d in decisions[:1]] == [True]
+    assert any("cron trigger" in s for s in standing)
+    assert not any("delayed queue messages" in s for s in standing)
+    # A design that works is no reversal.
+    assert not ledger_decisions_of("The queue design works: every hold expires on time.")
+
+
+def ledger_decisions_of(text: str) -> list[str]:
+    return [d.text for d in extract_ledger([say("assistant", text)]).state("decisions").decisions]
+
+
+def test_a_report_of_work_done_is_no_new_word_on_a_decision() -> None:
+    # "Done: X. Each hold stores its own deadline, …": what was done, told; the decision on
+    # how holds expire stands.
+    decided = "Going with a cron trigger that sweeps the holds table for expired holds."
+    ledger = extract_ledger(
+        [
+            say("assistant", decided),
+            say(
+                "assistant",
+                "Done: `HOLD_HOURS = 36` in holds.ts. Each hold stores its own expiry in the "
+                "holds table, so holds already running keep their old deadline.",
+            ),
+        ]
+    )
+    standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
+    assert standing == [decided]
+
+
+def test_a_step_of_a_plan_written_in_prose_that_a_reversal_replaces_is_no_open_to_do() -> None:
+    # With no to-do tool, the numbered plan is the list; a later reversal naming one of its
+    # steps replaces that step, which is then not listed as still to do.
+    plan = (
+        "Plan:\n1. Schema for holds and waitlists.\n"
+        "2. Expiry through a queue: a delayed message per hold expires it.\n"
+        "3. Retire the old endpoint."
+    )
+    ledger = extract_ledger(
+        [
+            Message(
+                "assistant",
+                (TextPart(plan), ToolCallPart("1", "read", json.dumps({"path": "a.ts"}))),
+            ),
+            result("1", "export {}"),
+            say(
+                "assistant",
+                "The queue design doesn't survive that: a hold outlives any message. So expiry "
+                "moves to a cron trigger that sweeps the holds.",
+            ),
+        ]
+    )
+    states = {t.text[:10]: (t.status, t.word) for t in ledger.state("todos").listed}
+    assert states["Expiry thr"] == ("cancelled", "replaced")
+    assert states["Schema for"] == ("pending", None)
+    text = rendered(ledger)
+    assert "- [replaced] Expiry through a queue" in text
+    # Read back, it is still closed.
+    again = parse_ledger(text).state("todos").listed
+    assert [t.status for t in again if t.text.startswith("Expiry")] == ["cancelled"]
+
+
+def test_a_new_shape_announced_replaces_what_it_says_goes() -> None:
+    ledger = extract_ledger(
+        [
+            say("assistant", "I'll use delayed queue messages to expire holds, one per hold."),
+            say(
+                "assistant",
+                "You're right, delays stop at 12 hours. Not worth it.\n\nNew shape: no queue at "
+                "all. A cron trigger sweeps the holds table every 20 minutes.",
+            ),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    standing = [d.text for d in decisions if not d.superseded_by]
+    assert decisions[0].superseded_by
+    assert any("cron trigger" in s for s in standing), standing
+
+
+def test_a_message_that_opens_on_what_was_done_is_no_new_word_on_a_decision() -> None:
+    decided = "Going with a cron trigger that sweeps the holds table for expired holds."
+    ledger = extract_ledger(
+        [
+            say("assistant", decided),
+            say(
+                "assistant",
+                "Changed the hold to 48 hours in holds.ts. The sweep reads each hold's expiry "
+                "from the holds table, so nothing else needs touching.",
+            ),
+        ]
+    )
+    standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
+    assert standing == [decided]
+
+
 def test_a_command_that_failed_then_passed_keeps_its_error_in_little_room() -> None:
     # In little room the errors section goes before the commands do: the command's own line
     # says what failed before it passed.

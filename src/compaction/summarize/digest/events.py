@@ -79,6 +79,8 @@ class ToolFinished:
 @dataclass(frozen=True, slots=True)
 class TodosStated:
     todos: tuple[tools.Todo, ...]
+    # Written as a plan in the assistant's prose, not stated by a to-do tool.
+    said: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +316,7 @@ class Reader:
             self._awaiting = False
             plan = _plan_in(message.text)
             if plan:
-                yield TodosStated(plan)
+                yield TodosStated(plan, said=True)
         if message.role == "assistant" and not message.tool_calls:
             self._pending_actions = []
             self._pending_edit = None
@@ -331,6 +333,8 @@ class Reader:
                 elif action.kind == "command" and action.command:
                     # It ran only if an environment's output follows.
                     self._pending_actions.append(action.command)
+                elif action.kind == "todos" and action.todos == _plan_in(message.text):
+                    yield TodosStated(action.todos, said=True)  # the plan its prose writes
                 elif action.kind == "final" and action.text:
                     # A code agent's answer to the user is its prose too.
                     if action.text not in _without_code(message.text):
@@ -620,7 +624,7 @@ def _action_events(action: tools.Action, question: str | None = None) -> Iterato
         yield AssistantSaid(action.text)
         plan = _plan_in(action.text)
         if plan:
-            yield TodosStated(plan)
+            yield TodosStated(plan, said=True)
     elif action.kind in ("message", "ask") and action.text:
         # Words sent to the user through a tool, a question to them included: what they
         # state is the assistant's (a question sentence itself tells nothing).

@@ -1272,6 +1272,13 @@ class Commands(Section[CommandsState]):
 # A statement that replaces an earlier plan: on its own (strong), or inside a decision.
 # Words that drop a plan, naming it next: a reversal (`_REVERSAL`) and what it names as
 # replaced (`_REPLACED`) both read them.
+# A design said to fail: "the queue design doesn't survive that", "that approach won't scale".
+_DOES_NOT_HOLD = (
+    r"(?:design|plan|approach|idea|setup)\s+(?:doesn't|does\s+not|won't|will\s+not|can't|cannot)"
+    r"\s+(?:survive|hold\s+up|work|scale)"
+)
+# A replacement announced: "New shape: no queue at all.", "New plan: …".
+_NEW_SHAPE = r"^\W*new\s+(?:shape|plan|approach|design)(?=\s*:)"
 _DROPPING = (
     r"not\s+going\s+ahead\s+with|giving\s+up\s+on|moving\s+away\s+from|rul(?:e|es|ed|ing)\s+out"
 )
@@ -1284,7 +1291,8 @@ _REVERSAL = signals.cue(
     r"dead\s+end|off\s+the\s+table|(?:is|are)\s+out\s+(?:as\s+well|too)|back\s+to\s+the\s+drawing\s+board|"
     r"(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?|"
     rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching|replacing)|{_DROPPING}|"
-    r"chang(?:e|ing)\s+course|chang(?:e|ed|ing)\s+my\s+mind)\b"
+    r"chang(?:e|ing)\s+course|chang(?:e|ed|ing)\s+my\s+mind|"
+    rf"{_DOES_NOT_HOLD}|{_NEW_SHAPE})\b"
 )
 _PLAN_WORDS = {
     "going", "decision", "decided", "plan", "instead", "rather", "switch", "switching",
@@ -1297,7 +1305,7 @@ _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
     r"chang(?:e|ed|ing)\s+my\s+mind\s+(?:on|about)|"
     rf"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|{_DROPPING}|"
-    r"back\s+to\s+the\s+drawing\s+board\s+on)\s+"
+    r"back\s+to\s+the\s+drawing\s+board\s+on|new\s+(?:shape|plan|approach|design)\s*:\s*no)\s+"
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
 )
@@ -1306,7 +1314,8 @@ _CALLED_WRONG = re.compile(
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,2})\s+(?:"
     r"(?:is|was|are|were|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)"
     r"|turned\s+out\s+to\s+be\s+a\s+dead\s+end|(?:is|are|was|were)\s+off\s+the\s+table"
-    r"|(?:is|are)\s+out\s+(?:as\s+well|too)|(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?)\b",
+    r"|(?:is|are)\s+out\s+(?:as\s+well|too)|(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?"
+    r"|(?:doesn't|does\s+not|won't|will\s+not|can't|cannot)\s+(?:survive|hold\s+up|work|scale))\b",
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
@@ -1318,9 +1327,10 @@ _OPENS_REPLACING = re.compile(r"^\W*(?:so\s+)?replacing\s+[^.;:]{1,60}?\s+with\b
 _STEP = re.compile(r"^\W*(?:now|next|then|last|lastly|finally)\b(?!\s+(?:on|of)\b)", re.IGNORECASE)
 # A decision that adds to what stands rather than replacing it: "I'll also …".
 _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)\b")
-# A remark on how a decision is going, not a new word on what it is: "X is in place".
+# A remark on how a decision is going, not a new word on what it is: "X is in place", or a
+# report that opens on what was done ("Done: …", "Changed the hold to 48 hours …").
 _STATUS = signals.cue(
-    r"\b(?:in\s+place|configured|set\s+up|is\s+live|works|working|passes|passing|ready|"
+    r"^\W*(?:done|changed|updated|bumped|fixed|added|removed|renamed)\b|\b(?:in\s+place|configured|set\s+up|is\s+live|works|working|passes|passing|ready|"
     # or where the work on it starts: "Starting with the exporter's record path."
     r"starting\s+(?:with|on)|beginning\s+with|moving\s+on\s+to|"
     r"landed|merged|deployed|looks?\s+(?:good|fine|right)|"
@@ -1425,7 +1435,7 @@ def _supersede(decisions: list[Decision], text: str) -> None:
     words with it. Where what it names is code some decision holds verbatim ("scratch the
     GET /auth/magic-link route"), those decisions alone (none, if they were replaced
     already): a word of it ("link") elsewhere is not the thing."""
-    named = _REPLACED.findall(text) + _CALLED_WRONG.findall(text)
+    named = _named_replaced(text)
     code = [c for n in named for c in _code_names(n)]
     holding = [d for d in decisions if any(c in d.text for c in code)]
     if holding:
@@ -1435,9 +1445,7 @@ def _supersede(decisions: list[Decision], text: str) -> None:
             else:
                 _replaced_later(d, text, code)
         return
-    words: frozenset[str] = (
-        frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
-    )
+    words = _replaced_words(text)
     need = 1
     if not words:
         words, need = _subject_words(text), 2
@@ -1454,6 +1462,18 @@ def _supersede(decisions: list[Decision], text: str) -> None:
         for d in decisions:
             if d.superseded_by:
                 _replaced_later(d, text, spoken)
+
+
+def _named_replaced(text: str) -> list[str]:
+    """What a reversal names as replaced: the words after "instead of", "scrap", …, and
+    before "is the wrong tool", "doesn't survive", …."""
+    return _REPLACED.findall(text) + _CALLED_WRONG.findall(text)
+
+
+def _replaced_words(text: str) -> frozenset[str]:
+    """The subject words of what a reversal names as replaced (none of the plan words)."""
+    named = _named_replaced(text)
+    return frozenset().union(*(signals.significant_words(n) for n in named)) - _PLAN_WORDS
 
 
 def _sets_a_number(sentence: str) -> bool:
@@ -1678,6 +1698,8 @@ class Decisions(Section[DecisionsState]):
         spoken_of = self._spoken_of(state, uncued, skip)
         if not spoken_of:
             return
+        if statement and statement[0] not in uncued:
+            return  # it opens by telling what was done ("Changed to 48 in holds.ts. …")
         said = " ".join(statement or uncued)
         lowered = said.lower()
         # "I'm replacing X as well": the "as well" is the replacing's, nothing is added.
@@ -1796,6 +1818,9 @@ class TodosState:
     # Read back from a digest showing a list (some item marked done or dropped): its open
     # items, which are the list's, though they read as prose.
     read_back: list[str] = field(default_factory=list)
+    # Whether `listed` is a plan the assistant wrote in prose (no tool keeps it): what its
+    # prose says later closes its items.
+    said: bool = False
 
 
 # How a closed item's state is shown, and read back.
@@ -1805,6 +1830,7 @@ _TODO_STATUSES = {
     "removed from the list": "removed",
     "dropped": "cancelled",
     "skipped": "cancelled",
+    "replaced": "cancelled",
 }
 
 
@@ -1869,6 +1895,7 @@ class Todos(Section[TodosState]):
             state.listed = _with_dropped(earlier, list(event.todos))
             state.read_back = []
             state.stated = True
+            state.said = event.said
             # What prose said was still to do before the list is the list's to state now.
             state.prose = []
             return
@@ -1883,6 +1910,21 @@ class Todos(Section[TodosState]):
                 closed = [p for p in state.prose if _closes(sentence, p)]
                 state.prose = [p for p in state.prose if p not in closed]
                 state.done.extend(closed)
+            if state.said:
+                self._close_said(state, sentence, done=done)
+
+    @staticmethod
+    def _close_said(state: TodosState, sentence: str, *, done: bool) -> None:
+        """Close the open steps of a plan written in prose that a later sentence of the
+        assistant's says are done, or replaces ("The queue design doesn't survive that")."""
+        replaced = _replaced_words(sentence) if _is_reversal(sentence) else frozenset()
+        for i, item in enumerate(state.listed):
+            if item.status not in ("pending", "in_progress"):
+                continue
+            if done and _closes(sentence, item.text):
+                state.listed[i] = Todo(item.text, "completed", item.id)
+            elif replaced & signals.significant_words(item.text):
+                state.listed[i] = Todo(item.text, "cancelled", item.id, word="replaced")
 
     @staticmethod
     def _change(state: TodosState, todo: Todo) -> None:
@@ -1910,7 +1952,9 @@ class Todos(Section[TodosState]):
         prose += [p for p in later.prose if p not in prose]
         stated = later.stated or (earlier.stated and not later.listed)
         read_back = [] if later.stated else [*earlier.read_back, *later.read_back]
-        return TodosState(listed, prose, [*earlier.done, *later.done], stated, read_back)
+        said = later.said if later.listed else earlier.said
+        done = [*earlier.done, *later.done]
+        return TodosState(listed, prose, done, stated, read_back, said)
 
     def items(self, state: TodosState) -> list[Item]:
         out = []
