@@ -777,6 +777,54 @@ def test_results_of_calls_written_in_text_are_masked_inside_their_element() -> N
     assert "`pnpm build` → exit 2" in rendered(ledger)
 
 
+@pytest.mark.parametrize(
+    ("output", "kept"),
+    [
+        # A long analyzer line keeps its end, where the rule's code is.
+        (
+            "  error - lib/src/sync/report_service.dart:31:40 - The named parameter 'limit' "
+            "isn't defined. Try correcting the name to an existing named parameter's name, or "
+            "defining a named parameter with the name 'limit'. - undefined_named_parameter\n",
+            "undefined_named_parameter",
+        ),
+        # RuboCop's offenses: file:line:col, a severity letter, the cop.
+        (
+            "Offenses:\n\napp/jobs/till_job.rb:13:7: C: [Correctable] Style/GuardClause: Use a "
+            "guard clause instead of wrapping the code inside a conditional expression.\n",
+            "Style/GuardClause",
+        ),
+        # Perl's die: the message, then where.
+        (
+            "cp lib/Till/Cart.pm blib/lib/Till/Cart.pm\nToo few arguments for subroutine "
+            "'Till::Cart::total' (got 1; expected 2) at lib/Till/Cart.pm line 57.\n",
+            "Too few arguments for subroutine 'Till::Cart::total'",
+        ),
+        # clojure.test: the exception a test threw, as what it got.
+        (
+            "ERROR in (totals-round) (QueryExecutorImpl.java:2725)\nUncaught exception, not in "
+            "assertion.\nexpected: nil\n  actual: org.postgresql.util.PSQLException: ERROR: "
+            'relation "cart_lines" does not exist\n',
+            'PSQLException: ERROR: relation "cart_lines" does not exist',
+        ),
+        # PHPStan's table: the file above, each row's line and message, its identifier under.
+        (
+            " ------ ---------------------------------------------\n"
+            "  Line   src/Service/CartTotals.php\n"
+            " ------ ---------------------------------------------\n"
+            "  41     Method App\\Service\\CartTotals::sum() should return\n"
+            "         int but returns mixed.\n"
+            "         \U0001faaa  return.type\n"
+            " ------ ---------------------------------------------\n\n"
+            " [ERROR] Found 1 error\n",
+            "CartTotals.php:41 Method App\\Service\\CartTotals::sum() should return int but "
+            "returns mixed. (return.type)",
+        ),
+    ],
+)
+def test_error_lines_of_more_tools(output: str, kept: str) -> None:
+    assert any(kept in line for line in signals.error_lines(output)), signals.error_lines(output)
+
+
 def test_paths_and_non_paths() -> None:
     assert signals.looks_like_path("src/app/models.py")
     assert signals.looks_like_path("README.md")

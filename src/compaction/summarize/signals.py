@@ -38,6 +38,7 @@ def clip(text: str, limit: int) -> str:
 
 _ERROR_LINE = re.compile(
     r"""^\s*(?:
+        (?:actual:\ +)?                               # clojure.test: what a test threw
         (?:(?:[A-Za-z_]\w*[.\\])*[A-Z]\w*)?(?:Error|Exception|Failure)\b(?::|\s*$)  # Python, PHP
       | E\s{2,}\S                                   # pytest assertion detail
       | FAILED\s+\S                                 # pytest failed test id
@@ -60,6 +61,8 @@ _ERROR_LINE = re.compile(
       | (?:\[[\w:.-]+\]\ +)?\[(?:ERROR|FATAL|error)\]\ +\S  # Maven, sbt, Gradle's ant tasks
       | Error\ in\ \S.*\ :                               # R: Error in f(x) : …
       | thread\ '[^']*'\ panicked\ at\ \S                   # Rust: a test's panic
+      | [^\s:]+:\d+:\d+:\ [CWEF]:\ \S                      # RuboCop: file:l:c: C: Cop: …
+      | \S.*\ at\ \S+\.(?:pl|pm|t)\ line\ \d+\.?$          # Perl's die: … at a.pm line 3.
     )""",
     re.VERBOSE,
 )
@@ -100,6 +103,11 @@ _ERROR_HINTS = (
     "e  ",
     ".kt",
     "●",
+    ": c: ",
+    ": w: ",
+    ".pm line ",
+    ".pl line ",
+    ".t line ",
 )
 
 
@@ -228,8 +236,8 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
     A Python traceback contributes its final `Type: message` line (the one that names the
     error), not the frames.
     """
-    found: list[str] = []
-    seen: set[str] = set()
+    found: list[str] = _phpstan_rows(text) if _PHPSTAN_VERDICT in text else []
+    seen: set[str] = set(found)
     for start, end in _hinted_lines(text):
         line = text[start:end].strip()
         lowered = line.lower()
@@ -251,7 +259,7 @@ def error_lines(text: str, limit: int = 5) -> list[str]:
             detail = _detail_below(text, end)
             if detail:
                 line = f"{line}{ERROR_DETAIL}{detail}"
-        clipped = line[:200]
+        clipped = _clip_error(line)
         if clipped not in seen:
             seen.add(clipped)
             found.append(clipped)
@@ -353,6 +361,60 @@ def _core(line: str) -> str:
     if m := _LIBTEST_FAILED.match(line):
         return f"thread '{m.group(1)}' panicked"
     return line
+
+
+#: How long an error line is at most; cut, it keeps its end too, where many tools name the
+#: rule or code (`… - undefined_named_parameter`).
+_ERROR_CHARS = 200
+_ERROR_TAIL = 30
+
+
+def _clip_error(line: str) -> str:
+    """An error line at most `_ERROR_CHARS` long: a line as printed keeps its end too, one
+    with the message from below it joined on keeps that message's start."""
+    if len(line) <= _ERROR_CHARS:
+        return line
+    if ERROR_DETAIL in line:
+        return line[:_ERROR_CHARS]
+    return f"{line[: _ERROR_CHARS - _ERROR_TAIL - 3]} … {line[-_ERROR_TAIL:]}"
+
+
+# PHPStan's table: a file's header row, then a row per error (its line, the message over one
+# or more lines, its identifier after 🪪), closed by its verdict.
+_PHPSTAN_VERDICT = "[ERROR] Found"
+_PHPSTAN_FILE = re.compile(r"^ +Line +(\S.*?)\s*$")
+_PHPSTAN_ROW = re.compile(r"^ +(\d+) {2,}(\S.*?)\s*$")
+_PHPSTAN_MORE = re.compile(r"^ {5,}(\S.*?)\s*$")
+
+
+def _phpstan_rows(text: str) -> list[str]:
+    """PHPStan's errors, one line each: `file:line message (identifier)`."""
+    found: list[str] = []
+    path = ""
+    row: list[str] = []
+
+    def close() -> None:
+        if row:
+            found.append(_clip_error(" ".join(row)))
+            row.clear()
+
+    for line in text.split("\n"):
+        if header := _PHPSTAN_FILE.match(line):
+            close()
+            path = header.group(1)
+        elif path and (start := _PHPSTAN_ROW.match(line)):
+            close()
+            row.append(f"{path}:{start.group(1)} {start.group(2)}")
+        elif row and (more := _PHPSTAN_MORE.match(line)):
+            words = more.group(1)
+            if words.startswith("\U0001faaa"):  # 🪪 the identifier
+                row.append(f"({words[1:].strip()})")
+            elif not words.startswith("\U0001f4a1"):  # 💡 a tip
+                row.append(words)
+        else:
+            close()
+    close()
+    return found
 
 
 def _with_panic(failed: str, panic: str) -> str:
