@@ -2517,6 +2517,29 @@ def test_a_message_that_opens_on_what_was_done_is_no_new_word_on_a_decision() ->
     assert standing == [decided]
 
 
+def test_a_step_told_by_its_action_revises_no_decision_and_a_second_thought_does() -> None:
+    # "Routing the photo tasks to their own queue; …" tells what is being done now, beside
+    # the standing design; "Rethinking the chord: … so a counter now" revises it.
+    decided = (
+        "Scrapping the chord. Instead each listing keeps a `pending_photos` counter that "
+        "every `process_photo` run decrements."
+    )
+    step = (
+        "Routing `listings.tasks.*` to a new `photos` queue; `process_photo` is acks_late, so "
+        "a listing's photos survive a worker dying."
+    )
+    ledger = extract_ledger([say("assistant", decided), say("assistant", step)])
+    standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
+    assert decided in standing
+    second = (
+        "Rethinking the `pending_photos` counter: every `process_photo` run of a listing "
+        "writes one row, so a listing's photos get a status column now."
+    )
+    ledger = extract_ledger([say("assistant", decided), say("assistant", second)])
+    standing = [d.text for d in ledger.state("decisions").decisions if not d.superseded_by]
+    assert decided not in standing
+
+
 def test_a_command_that_failed_then_passed_keeps_its_error_in_little_room() -> None:
     # In little room the errors section goes before the commands do: the command's own line
     # says what failed before it passed.

@@ -1291,7 +1291,7 @@ _REVERSAL = signals.cue(
     r"dead\s+end|off\s+the\s+table|(?:is|are)\s+out\s+(?:as\s+well|too)|back\s+to\s+the\s+drawing\s+board|"
     r"(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?|"
     rf"(?:i'm|i\s+am|we're|we\s+are)\s+(?:dropping|ditching|replacing)|{_DROPPING}|"
-    r"chang(?:e|ing)\s+course|chang(?:e|ed|ing)\s+my\s+mind|"
+    r"chang(?:e|ing)\s+(?:course|direction)|chang(?:e|ed|ing)\s+my\s+mind|"
     rf"{_DOES_NOT_HOLD}|{_NEW_SHAPE})\b"
 )
 _PLAN_WORDS = {
@@ -1324,7 +1324,13 @@ _OPENS_INSTEAD = re.compile(r"^\W*instead\b", re.IGNORECASE)
 # another's place.
 _OPENS_REPLACING = re.compile(r"^\W*(?:so\s+)?replacing\s+[^.;:]{1,60}?\s+with\b", re.IGNORECASE)
 # A step of the work told as it goes: "Now the service that …", "Last, payment …".
-_STEP = re.compile(r"^\W*(?:now|next|then|last|lastly|finally)\b(?!\s+(?:on|of)\b)", re.IGNORECASE)
+_STEP = re.compile(
+    r"^\W*(?:(?:now|next|then|last|lastly|finally)\b(?!\s+(?:on|of)\b)"
+    # or by the action under way ("Routing the tasks to …"), not a second thought
+    # ("Rethinking X: …", "Thinking about X again: …", "Changing direction: …").
+    r"|(?!(?:re)?think|reconsider|revisit|look|question|doubt|wonder|chang)[a-z]{3,}ing\s)",
+    re.IGNORECASE,
+)
 # A decision that adds to what stands rather than replacing it: "I'll also …".
 _ADDING = signals.cue(r"\b(?:also|too|as\s+well|in\s+addition|additionally|next)\b")
 # A remark on how a decision is going, not a new word on what it is: "X is in place", or a
