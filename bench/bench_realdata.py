@@ -111,6 +111,7 @@ ANTHROPIC_FAMILIES = (
     "ccstory-style",
     "forgestory-style",
     "pistory-style",
+    "octostory-style",
 )
 
 

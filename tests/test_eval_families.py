@@ -1438,7 +1438,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
         # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
         # crushstory-style's, kimistory-style's, forgestory-style's, vibestory-style's,
-        # manusstory-style's, pistory-style's and codebuffstory-style's.
+        # manusstory-style's, pistory-style's, codebuffstory-style's and octostory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
@@ -1446,7 +1446,7 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
                      "qwenstory-style", "zedstory-style", "ampstory-style",
                      "windsurfstory-style", "crushstory-style", "kimistory-style",
                      "forgestory-style", "vibestory-style", "manusstory-style",
-                     "pistory-style", "codebuffstory-style")  # fmt: skip
+                     "pistory-style", "codebuffstory-style", "octostory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -1480,6 +1480,10 @@ _RULER_GAPS = {
     "Codebuff's <codebuff_tool_call> JSON blocks (str_replace / write_file {path}, "
     "run_terminal_command {command}) and its <tool_result> user messages make no provider tool "
     "call, so no file it reads, edits, creates or deletes and no command is extracted",
+    "octostory-style": "the ruler reads no file the system prompt names: Octofriend's system "
+    'prompt lists the working directory\'s entries ({"entry":"main.ts","isDirectory":false} …), '
+    "so main.ts and deno.json, modified at the repository root with edit {filePath, search, "
+    "replace}, are not extracted",
     "copilotstory-style": "the ruler reads no path nested in a list of edits: Copilot's "
     "multi_replace_string_in_file {explanation, replacements: [{filePath, oldString, "
     "newString}]} is the only edit of appsettings.json, so that modified file is not extracted",
@@ -6887,3 +6891,179 @@ def test_codebuffstory_style_speaks_codebuffs_tool_protocol_and_moves_its_subgoa
         for fact in session.facts:
             if fact.category != "last_message":
                 assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))
+
+
+#: Octofriend's tools as source/tools/tool-defs declares them (synthetic-lab/octofriend at
+#: 3b17199): required and optional arguments of the ones this family calls.
+_OCTOSTORY_ARGS = {
+    "read": ({"filePath"}, set()),
+    "partial-read": ({"filePath", "offset", "limit"}, set()),
+    "list": (set(), {"dirPath"}),
+    "shell": ({"timeout", "cmd"}, set()),
+    "edit": ({"filePath", "search", "replace"}, set()),
+    "create": ({"filePath", "content"}, set()),
+    "rewrite": ({"filePath", "text"}, set()),
+    "glob": (set(), {"path", "includeName", "excludeName", "includePath", "excludePath",
+                     "caseInsensitive", "maxDepth", "maxResults"}),
+    "grep": ({"pattern"}, {"path", "caseInsensitive", "context", "maxResults", "timeout"}),
+    "fetch": ({"url"}, {"includeMarkup"}),
+    "mcp": ({"server", "tool"}, {"arguments"}),
+}  # fmt: skip
+_OCTO_SKIPPED = (
+    "<tool-runtime-error>Tool was skipped and didn't run. The reason for skipping the tool "
+    "was:\nTool call rejected by user.</tool-runtime-error>"
+)
+_OCTO_FAILED = re.compile(
+    r"\AError: <tool-runtime-error>Command exited with code: (\d+)\noutput: (.*)"
+    r"</tool-runtime-error>\Z",
+    re.S,
+)
+_OCTO_MISS = re.compile(
+    r"\AError from tool call validation: <tool-runtime-error>Could not find search string in "
+    r"file (\S+): .*\nThis is likely an error in your formatting\. The search string must "
+    r"EXACTLY match, including\nwhitespace and punctuation\.</tool-runtime-error>\Z",
+    re.S,
+)
+_DENO_SUMMARY = re.compile(r"^(ok|FAILED) \| (\d+) passed \| (\d+) failed \(\d+ms\)$", re.M)
+
+
+def test_octostory_style_speaks_octofriends_tools_and_keeps_its_plan_in_prose() -> None:
+    from compaction.eval.families.octostory import FAMILY
+
+    for session in sessions(FAMILY):
+        wire = OPENAI.encode(session.conversation)["messages"]
+        system = wire[0]["content"]
+        assert system.startswith("You are a coding assistant called Octo. The user's name is ")
+        cwd = re.search(r"\nYour current working directory is: (/home/\w+/code/[\w-]+)\n", system)
+        root = cwd[1]
+        # The cwd's entries, one JSON object a line, as the list tool gives them.
+        listing = system.split("\nIt contains:\n", 1)[1].split("\nIf you want to list", 1)[0]
+        entries = [json.loads(line) for line in listing.split("\n")]
+        assert all(set(e) == {"entry", "isDirectory"} for e in entries)
+        assert f'<instruction path="{root}/OCTO.md">' in system
+        assert "Server: github\n- create_pull_request: " in system
+        # The standard compiler: user turns and tool results are lists of text parts; the
+        # assistant says what it is about to do before every call.
+        for message in wire[1:]:
+            if message["role"] in ("user", "tool"):
+                assert [p["type"] for p in message["content"]] == ["text"]
+            else:
+                assert isinstance(message["content"], str) and message["content"].strip()
+        results = {m["tool_call_id"]: m["content"][0]["text"] for m in wire if m["role"] == "tool"}
+        calls = [(call, json.loads(call["function"]["arguments"]), i)
+                 for i, m in enumerate(wire) for call in m.get("tool_calls") or []]  # fmt: skip
+        assert len({c["id"] for c, _, _ in calls}) == len(calls)
+        assert max(len(m.get("tool_calls") or []) for m in wire) == 2  # parallel reads
+        read_paths = [args["filePath"] for c, args, _ in calls if c["function"]["name"] == "read"]
+        used, tests, skipped, misses, seen = set(), [], [], [], 0
+        for n, (call, args, i) in enumerate(calls):
+            name = call["function"]["name"]
+            assert re.fullmatch(r"call_[0-9A-Za-z]{24}", call["id"])
+            must, may = _OCTOSTORY_ARGS[name]
+            assert must <= set(args) <= must | may, (name, sorted(args))
+            used.add(name)
+            result = results[call["id"]]
+            if result == _OCTO_SKIPPED:
+                skipped.append((name, args, i))
+                continue
+            if name in ("edit", "create", "rewrite"):
+                miss = _OCTO_MISS.match(result)
+                if miss:
+                    assert miss[1] == args["filePath"] and name == "edit"
+                    misses.append(args["filePath"])
+                else:
+                    assert result == f"{args['filePath']} was updated successfully."
+            elif name == "read":
+                later = args["filePath"] in [a["filePath"] for c, a, _ in calls[n + 1:]
+                                             if c["function"]["name"] == "read"]  # fmt: skip
+                if later:
+                    assert result == "File was successfully read."
+                    seen += 1
+                else:
+                    lines = result.split("\n")
+                    assert [ln.split(": ", 1)[0] for ln in lines] == [
+                        str(k) for k in range(1, len(lines) + 1)
+                    ]
+            elif name == "partial-read":
+                head, *lines = result.split("\n")
+                end = args["offset"] + len(lines) - 1
+                assert re.fullmatch(rf"Showing lines {args['offset']}-{end} of \d+ from "
+                                    rf"{re.escape(args['filePath'])}", head)  # fmt: skip
+                assert len(lines) <= args["limit"]
+                assert all(ln.startswith(f"{args['offset'] + k}: ") for k, ln in enumerate(lines))
+            elif name == "list":
+                for line in result.split("\n"):
+                    assert set(json.loads(line)) == {"entry", "isDirectory"}
+            elif name == "grep":
+                for line in filter(None, result.split("\n")):
+                    assert re.match(r"[^:\s]+:\d+:", line)
+                    assert line.startswith(args.get("path", root))
+            elif name == "glob":
+                found = result.split("\n")
+                assert not any(p.startswith(("/", args.get("path", "/"))) for p in found)
+            elif name == "mcp":
+                assert all(isinstance(v, str) for v in args["arguments"].values())
+                assert json.loads(result)["draft"] is True
+            elif name == "shell":
+                assert isinstance(args["timeout"], int)
+                failed = _OCTO_FAILED.match(result)
+                if args["cmd"] == "deno task test":
+                    tests.append((failed and int(failed[1]), result))
+        assert used == set(_OCTOSTORY_ARGS)
+        assert seen >= 2 and len(set(read_paths)) < len(read_paths)
+        # The edit that missed its search string was retried after a fresh read.
+        assert misses == ["lib/slots.ts"]
+        # The user rejected the reminder in the UI, then said so.
+        [(name, args, i)] = skipped
+        assert name == "create" and args["filePath"] == "lib/reminders.ts"
+        assert wire[i + 2]["role"] == "user" and "reminder" in wire[i + 2]["content"][0]["text"]
+        # Flagged as Octofriend's Anthropic compiler flags them: failed, refused, skipped.
+        flagged = {r.tool_call_id for m in session.conversation.messages
+                   for r in m.tool_results if r.is_error}  # fmt: skip
+        assert flagged == {k for k, r in results.items()
+                           if r.startswith(("Error", "<tool-runtime-error>"))}  # fmt: skip
+        # deno task test: a permission error, two failures, green twice, the DST test red.
+        assert tests[0][0] == 1 and 'NotCapable: Requires env access to "SHOP_TZ"' in tests[0][1]
+        summaries = [_DENO_SUMMARY.findall(out) for _, out in tests[1:]]
+        assert [s[0][0] for s in summaries] == ["FAILED", "ok", "ok", "FAILED"]
+        assert [s[0][2] for s in summaries] == ["2", "0", "0", "1"]
+        assert [code for code, _ in tests[1:]] == [1, None, None, 1]
+        [status] = [f for f in session.facts if f.category == "test_status"]
+        verdict, passed, failed = summaries[-1][0]
+        assert status.probe == (f"{verdict} | {passed} passed | {failed} failed",)
+        assert len(status.stale) == 3
+        # No delete tool: the old cap goes with rm.
+        assert any(args.get("cmd") == "rm lib/legacy_capacity.ts" for _, args, _ in calls)
+        # No to-do tool: the plan is said; the reminder is dropped, the pickup sheet added late.
+        said = [m["content"] if m["role"] == "assistant" else m["content"][0]["text"]
+                for m in wire[1:] if m["role"] in ("user", "assistant")]  # fmt: skip
+        plan = next(k for k, t in enumerate(said) if "backfill" in t.casefold())
+        assert "reminder" in said[plan] and "slot picker" in said[plan].casefold()
+        assert next(k for k, t in enumerate(said) if "pickup sheet" in t) > len(said) * 3 // 4
+        todos = {f.probe[0]: f.required for f in session.facts if f.category == "todo"}
+        assert todos == {"slot picker": False, "reminder": False, "backfill": True,
+                         "pickup sheet": True}  # fmt: skip
+        # The slot length changes twice, the cap once; no value stands inside another.
+        values = [v for f in session.facts if f.category == "changed_value"
+                  for v in (*f.probe, *f.stale)]  # fmt: skip
+        assert len(values) == 5 and all([v for v in values if x in v] == [x] for x in values)
+        # The plan reversed: the counter, then the versionstamp check.
+        [reversed_] = [f for f in session.facts if f.category == "decision" and f.stale]
+        text = conversation_text(session.conversation).casefold()
+        assert text.index(reversed_.stale[0].casefold()) < text.rindex("versionstamp")
+        # The last words name no other fact.
+        final = wire[-1]
+        assert final["role"] == "assistant" and not final.get("tool_calls")
+        for fact in session.facts:
+            if fact.category != "last_message":
+                words = final["content"].casefold()
+                assert not any(f.casefold() in words for f in (*fact.probe, *fact.stale))
+    # Octofriend speaks Anthropic Messages natively too: every call a tool_use block.
+    for session, anthropic in _as_anthropic(FAMILY):
+        blocks = [b for m in anthropic["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]  # fmt: skip
+        uses = [b for b in blocks if b["type"] == "tool_use"]
+        assert {b["name"] for b in uses} == set(_OCTOSTORY_ARGS)
+        assert len(uses) == sum(len(m.tool_calls) for m in session.conversation.messages)
+        errors = [b for b in blocks if b["type"] == "tool_result" and b.get("is_error")]
+        assert errors and ANTHROPIC.validate(ANTHROPIC.decode(anthropic)) == []

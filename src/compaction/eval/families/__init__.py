@@ -29,6 +29,7 @@ from compaction.eval.families import (
     kimistory,
     manusstory,
     ocstory,
+    octostory,
     ohstory,
     pistory,
     qstory,
@@ -167,6 +168,8 @@ FAMILIES[pistory.FAMILY] = pistory.write
 # Written with a story of its own, not `tell`: Codebuff's text tool protocol on a Next.js + Prisma
 # app.
 FAMILIES[codebuffstory.FAMILY] = codebuffstory.write
+# Written with a story of its own, not `tell`: Octofriend's own tools on a Deno + Fresh site.
+FAMILIES[octostory.FAMILY] = octostory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
