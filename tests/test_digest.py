@@ -825,6 +825,28 @@ def test_error_lines_of_more_tools(output: str, kept: str) -> None:
     assert any(kept in line for line in signals.error_lines(output)), signals.error_lines(output)
 
 
+def test_a_tools_error_tag_is_read_through_and_denos_failed_tests_are_error_lines() -> None:
+    # An agent that wraps a failed run's output in an error tag: the output is what failed.
+    wrapped = (
+        "Error: <tool-runtime-error>Command exited with code: 1\noutput: running 2 tests "
+        "from ./lib/cart_test.ts\ncart totals round once ... ok (3ms)\n"
+        "cart totals survive the DST switch ... FAILED (7ms)\n\n ERRORS \n\n"
+        "cart totals survive the DST switch => ./lib/cart_test.ts:62:6\n"
+        "error: AssertionError: Values are not equal.\n</tool-runtime-error>"
+    )
+    outcome, errors = signals.outcome_of(wrapped, is_error=True)
+    assert outcome == "exit 1"
+    assert "cart totals survive the DST switch ... FAILED (7ms)" in errors
+    assert not any("Command exited" in e or "tool-runtime-error" in e for e in errors)
+    # deno check's and deno lint's own error lines.
+    checked = (
+        "Check file:///w/routes/api/orders.ts\nTS2345 [ERROR]: Argument of type 'string | null' "
+        "is not assignable to parameter of type 'string'.\n\nerror[no-unused-vars]: `left` is "
+        "never used\n  --> /w/islands/Cart.tsx:24:9\n"
+    )
+    assert [e[:14] for e in signals.error_lines(checked)] == ["TS2345 [ERROR]", "error[no-unuse"]
+
+
 def test_paths_and_non_paths() -> None:
     assert signals.looks_like_path("src/app/models.py")
     assert signals.looks_like_path("README.md")

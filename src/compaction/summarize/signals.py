@@ -43,7 +43,8 @@ _ERROR_LINE = re.compile(
       | E\s{2,}\S                                   # pytest assertion detail
       | FAILED\s+\S                                 # pytest failed test id
       | ERROR\s*[:\s]\s*\S                          # generic ERROR lines
-      | (?:error|fatal|panic)(?:\[\w+\])?:\s         # compilers, git, rust, go
+      | (?:error|fatal|panic)(?:\[[\w-]+\])?:\s      # compilers, git, rust, go, deno lint
+      | TS\d+\ \[ERROR\]:\ \S                           # deno check: TS2345 [ERROR]: …
       | error\ \u2022\ \S                             # the Dart analyzer
       | error\ -\ [^\s:]+:\d+:\d+\ -\ \S                # the Dart analyzer of Dart 3
       | npm\s+ERR!                                  # npm
@@ -57,6 +58,7 @@ _ERROR_LINE = re.compile(
       | ---\ FAIL:\ \S                                  # go test
       | \S.*\ >\ .+\ FAILED$                             # Gradle: Class > method() FAILED
       | test\ \S+\ \.\.\.\ FAILED$                         # cargo test (libtest)
+      | \S.*\ \.\.\.\ FAILED\ \([\d.]+m?s\)$                  # deno test: name ... FAILED (7ms)
       | FAIL\ \S+\ \([\d.]+m?s\)                           # gotestsum: FAIL pkg.TestX (0.01s)
       | (?:\[[\w:.-]+\]\ +)?\[(?:ERROR|FATAL|error)\]\ +\S  # Maven, sbt, Gradle's ant tasks
       | Error\ in\ \S.*\ :                               # R: Error in f(x) : …
@@ -74,7 +76,7 @@ _NO_ERROR = cue(r"(?:errors?|stderr)\s*:\s*(?:\(none\)|none|\(empty\)|n/a|null|0
 # outcome says that; it names nothing that failed.
 _STATUS_ONLY = cue(
     r"(?:(?:error|fatal)\s*:\s*)?(?:the\s+)?(?:command|process)\s+(?:exited|failed|terminated)"
-    r"\s+with\s+(?:exit\s+)?(?:code|status)\s+-?\d+\s*\.?"
+    r"\s+with\s+(?:exit\s+)?(?:code|status):?\s+-?\d+\s*\.?"
 )
 # A compiler diagnostic without the word "error" (Go: `file.go:88:14: message`); read only
 # in the output of a command that failed.
@@ -619,12 +621,22 @@ _OK_KEYS = ("ok", "success")
 _STREAM_LABEL = re.compile(r"^(?:Stdout|Stderr): ", re.MULTILINE)
 
 
+# A failed call's output inside a tag named for the error, after a label ("Error: <…>").
+_ERROR_TAG = re.compile(r"\A[\w ]{1,40}:[ \t]*<([\w-]*error[\w-]*)>\n?(.*?)\n?</\1>\Z", re.S)
+
+
 @text_cache()
 def unwrap_output(text: str) -> str:
     """The plain text of a tool output that arrived wrapped in JSON, as many shells return it
     (`{"stdout": "...", "stderr": "", "exit_code": 1}`), or with its streams labelled
     (`Stdout: …`, the labels dropped); other text comes back unchanged."""
     stripped = text.strip()
+    tagged = _ERROR_TAG.match(stripped) if stripped.endswith("error>") else None
+    if tagged is not None and "\n" in tagged.group(2).strip():
+        # A labelled error tag around a whole output (Octofriend's `Error:
+        # <tool-runtime-error>…`); a tag alone, or around one line, is the message's own
+        # (Claude Code's `<tool_use_error>`).
+        return unwrap_output(tagged.group(2))
     if not (stripped.startswith("{") and stripped.endswith("}")):
         if "Stdout: " in text or "Stderr: " in text:
             return _STREAM_LABEL.sub("", text)
