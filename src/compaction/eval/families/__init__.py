@@ -28,6 +28,7 @@ from compaction.eval.families import (
     gsstory,
     kimistory,
     manusstory,
+    nanostory,
     ocstory,
     ohstory,
     pistory,
@@ -167,6 +168,8 @@ FAMILIES[pistory.FAMILY] = pistory.write
 # Written with a story of its own, not `tell`: Codebuff's text tool protocol on a Next.js + Prisma
 # app.
 FAMILIES[codebuffstory.FAMILY] = codebuffstory.write
+# Written with a story of its own, not `tell`: Nanocoder's native tools on a Deno 2 + Hono service.
+FAMILIES[nanostory.FAMILY] = nanostory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
