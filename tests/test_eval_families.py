@@ -1438,7 +1438,8 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
         # roostory-style's, qstory-style's, copilotstory-style's, cursorstory-style's,
         # qwenstory-style's, zedstory-style's, ampstory-style's, windsurfstory-style's,
         # crushstory-style's, kimistory-style's, forgestory-style's, vibestory-style's,
-        # manusstory-style's, pistory-style's, codebuffstory-style's and octostory-style's.
+        # manusstory-style's, pistory-style's, codebuffstory-style's, octostory-style's and
+        # nanostory-style's.
         own_story = ("codeact-style", "codeact-terse-style", "ccstory-style", "cxstory-style",
                      "gcstory-style", "ohstory-style", "aiderstory-style",
                      "ocstory-style", "gsstory-style", "roostory-style",
@@ -1446,7 +1447,8 @@ def test_the_other_families_do_not_tell_the_variant() -> None:
                      "qwenstory-style", "zedstory-style", "ampstory-style",
                      "windsurfstory-style", "crushstory-style", "kimistory-style",
                      "forgestory-style", "vibestory-style", "manusstory-style",
-                     "pistory-style", "codebuffstory-style", "octostory-style")  # fmt: skip
+                     "pistory-style", "codebuffstory-style", "octostory-style",
+                     "nanostory-style")  # fmt: skip
         if family in VARIANT or family in own_story:
             continue
         for session in sessions(family):
@@ -1487,6 +1489,9 @@ _RULER_GAPS = {
     "copilotstory-style": "the ruler reads no path nested in a list of edits: Copilot's "
     "multi_replace_string_in_file {explanation, replacements: [{filePath, oldString, "
     "newString}]} is the only edit of appsettings.json, so that modified file is not extracted",
+    "nanostory-style": "the ruler reads no deletion through an operation argument: Nanocoder "
+    'deletes with file_op {operation: "delete", path} (no rm through execute_bash), so the '
+    "deleted scripts/rebalance_legacy.ts is not extracted",
 }
 
 
@@ -7067,3 +7072,150 @@ def test_octostory_style_speaks_octofriends_tools_and_keeps_its_plan_in_prose() 
         assert len(uses) == sum(len(m.tool_calls) for m in session.conversation.messages)
         errors = [b for b in blocks if b["type"] == "tool_result" and b.get("is_error")]
         assert errors and ANTHROPIC.validate(ANTHROPIC.decode(anthropic)) == []
+
+
+#: Nanocoder's built-in tools (Nano-Collective/nanocoder source/tools/, read at 0649028):
+#: required and optional argument keys of each tool this family calls.
+_NANOSTORY_ARGS = {
+    "read_file": ({"path"}, {"start_line", "end_line", "metadata_only"}),
+    "write_file": ({"path", "content"}, set()),
+    "string_replace": ({"path", "old_str", "new_str"}, set()),
+    "execute_bash": ({"command"}, set()),
+    "file_op": ({"operation", "path"}, {"destination"}),
+    "search_file_contents": ({"query"}, {"maxResults", "caseSensitive", "include", "path",
+                                         "wholeWord", "contextLines"}),
+    "list_directory": (set(), {"path", "recursive", "maxDepth", "tree", "showHiddenFiles",
+                               "showSizes"}),
+    "write_tasks": ({"tasks"}, set()),
+    "agent": ({"subagent_type", "description"}, {"prompt", "context"}),
+    "fetch_url": ({"url"}, set()),
+    "ask_user": ({"question", "options"}, {"allowFreeform", "questionType"}),
+    "git_status": (set(), set()),
+    "git_log": (set(), {"count", "file", "author", "since", "grep", "branch"}),
+}  # fmt: skip
+_NANO_REPLACED = re.compile(
+    r"Successfully replaced content at (line \d+|lines \d+-\d+) \(now (line \d+|lines \d+-\d+)\)"
+    r"\.\n\nUpdated file context \(lines (\d+)-(\d+) of (\d+)\):\n"
+)
+_NANO_TASKS = re.compile(r"Task list \((\d+) pending, (\d+) in progress, (\d+) completed\):\n")
+
+
+def test_nanostory_style_speaks_nanocoders_tools_and_moves_its_task_list() -> None:
+    from compaction.eval.families.nanostory import FAMILY
+
+    for session in sessions(FAMILY):
+        payload = OPENAI.encode(session.conversation)
+        messages = payload["messages"]
+        assert messages[0]["content"].startswith(
+            "You are Nanocoder, a terminal-based AI coding agent."
+        )
+        assert "\n\nAdditional Context...\n\n" in messages[0]["content"]
+        results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+        used, tests, lists, cancelled = set(), [], [], []
+        for i, message in enumerate(messages):
+            calls = message.get("tool_calls") or []
+            if calls:
+                # A turn that only calls tools carries no text (null, not an empty string).
+                assert message["content"] is None or message["content"].strip()
+            for call in calls:
+                name, raw = call["function"]["name"], call["function"]["arguments"]
+                # Ollama's call ids; the AI SDK's compact JSON arguments.
+                assert re.fullmatch(r"call_[a-z0-9]{8}", call["id"])
+                args = json.loads(raw)
+                assert raw == json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+                must, may = _NANOSTORY_ARGS[name]
+                assert must <= set(args) <= must | may, (name, sorted(args))
+                used.add(name)
+                result = results[call["id"]]
+                assert len(result) <= 20_000
+                if result == "Tool execution was cancelled by the user.":
+                    cancelled.append((name, messages[i + len(calls) + 1]["role"]))
+                    continue
+                if name == "read_file" and args.get("metadata_only"):
+                    assert result.startswith(f'File Information for "{args["path"]}"\n{"=" * 50}')
+                    assert result.endswith("\n\n[Use read_file to view file contents]\n")
+                elif name == "read_file":
+                    # Content only, no line numbers.
+                    assert not re.match(r" *\d+[:\t]", result)
+                elif name == "write_file":
+                    content = args["content"]
+                    assert result == (
+                        f"File written successfully ({len(content.split(chr(10)))} lines, "
+                        f"{len(content)} characters, ~{-(-len(content) // 4)} tokens)."
+                    )
+                elif name == "string_replace":
+                    if result.startswith("⚒ Validation failed: "):
+                        refusal = f'You must read "{args["path"]}" before editing it.'
+                        assert result.startswith(f"⚒ Validation failed: {refusal}")
+                        continue
+                    match = _NANO_REPLACED.match(result)
+                    assert match, result[:200]
+                    numbered = re.findall(r"^ *(\d+): ", result, re.M)
+                    assert numbered == [str(n) for n in range(int(match[3]), int(match[4]) + 1)]
+                elif name == "execute_bash":
+                    assert re.match(r"EXIT_CODE: \d+\n", result) and len(result) <= 2_000
+                    if "\nSTDERR:\n" in result:
+                        assert result.index("\nSTDERR:\n") < result.index("\nSTDOUT:\n")
+                    if args["command"] == "deno task test":
+                        tests.append(result)
+                elif name == "file_op":
+                    done = {"delete": "File deleted", "mkdir": "Directory created"}
+                    assert result == f"{done[args['operation']]}: {args['path']}"
+                elif name == "search_file_contents":
+                    assert re.match(r"Found \d+ match(es)?:\n\n", result)
+                    if args.get("contextLines"):
+                        assert re.search(r"^[\w/.]+:\d+-\n\d+: ", result, re.M)
+                    else:
+                        assert all(re.match(r"[\w/.]+:\d+:", line)
+                                   for line in result.split("\n\n", 1)[1].splitlines())  # fmt: skip
+                elif name == "list_directory":
+                    assert result.startswith(f'Directory contents for "{args["path"]}":\n\n')
+                    assert result.endswith("\n\n[Recursive: showing entries up to depth 3]")
+                elif name == "write_tasks":
+                    match = _NANO_TASKS.match(result)
+                    assert match
+                    assert all(set(t) == {"title", "status"} for t in args["tasks"])
+                    icons = {"pending": "○", "in_progress": "◐", "completed": "✓"}
+                    assert result.splitlines()[1:] == [
+                        f"  {icons[t['status']]} {t['title']}" for t in args["tasks"]
+                    ]
+                    lists.append({t["title"]: t["status"] for t in args["tasks"]})
+                elif name == "agent":
+                    assert args["subagent_type"] == "explore"
+                elif name == "ask_user":
+                    assert result in args["options"]
+                elif name == "git_status":
+                    assert result.startswith("Branch: ")
+                elif name == "git_log":
+                    assert re.match(r"Showing \d+ commit\(s\) on [\w/-]+:\n\n[0-9a-f]{7} ", result)
+                    assert re.search(r"\n  Author: .+ <.+@.+>", result)
+        assert used == set(_NANOSTORY_ARGS)
+        # The user declined a command against the staging KV and said why, in their own turn.
+        assert cancelled == [("execute_bash", "user")]
+        # A command the user ran with `!` came back as their own message.
+        head = "Bash command output:\n```\n$ git diff --stat\n"
+        bang = [m["content"] for m in messages
+                if m["role"] == "user" and m["content"].startswith(head)]  # fmt: skip
+        assert len(bang) == 1 and bang[0].endswith("\n```")
+        # deno test: two failures, green three times, then one failure (the maintenance test).
+        summary = [re.search(r"\n(ok|FAILED) \| (\d+) passed \| (\d+) failed \(\d+ms\)\n", r)
+                   for r in tests]  # fmt: skip
+        assert [(m[1], m[3]) for m in summary] == [
+            ("FAILED", "2"), ("ok", "0"), ("ok", "0"), ("ok", "0"), ("FAILED", "1")
+        ]  # fmt: skip
+        assert [r.startswith("EXIT_CODE: 1\n") for r in tests] == [True, False, False, False, True]
+        assert int(summary[-1][2]) == int(summary[-2][2])
+        # The task list: one all-pending list first, the driver ping dropped (left out: Nanocoder
+        # has no cancelled state), two tasks added late, at most one in progress.
+        assert set(lists[0].values()) == {"pending"}
+        assert all(list(t.values()).count("in_progress") <= 1 for t in lists)
+        dropped = set(lists[0]) - set(lists[-1])
+        assert len(dropped) == 1 and "dispatch webhook" in dropped.pop()
+        added = [t for t in lists[-1] if t not in lists[0]]
+        assert [lists[-1][t] for t in added] == ["in_progress", "pending"]
+        # The last words name no fact.
+        final = messages[-1]["content"].casefold()
+        assert messages[-1]["role"] == "assistant" and not messages[-1].get("tool_calls")
+        for fact in session.facts:
+            if fact.category != "last_message":
+                assert not any(f.casefold() in final for f in (*fact.probe, *fact.stale))

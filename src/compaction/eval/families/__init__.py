@@ -28,6 +28,7 @@ from compaction.eval.families import (
     gsstory,
     kimistory,
     manusstory,
+    nanostory,
     ocstory,
     octostory,
     ohstory,
@@ -170,6 +171,8 @@ FAMILIES[pistory.FAMILY] = pistory.write
 FAMILIES[codebuffstory.FAMILY] = codebuffstory.write
 # Written with a story of its own, not `tell`: Octofriend's own tools on a Deno + Fresh site.
 FAMILIES[octostory.FAMILY] = octostory.write
+# Written with a story of its own, not `tell`: Nanocoder's native tools on a Deno 2 + Hono service.
+FAMILIES[nanostory.FAMILY] = nanostory.write
 
 
 def family_sessions(name: str, seeds: Sequence[int], tokens: int) -> list[EvalSession]:
