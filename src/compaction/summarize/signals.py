@@ -423,7 +423,7 @@ def _with_panic(failed: str, panic: str) -> str:
     """libtest's `test x ... FAILED` with what its panic said: "test x ... FAILED — panicked
     at src/a.rs:3:5: assertion `left == right` failed left: 2 right: 3"."""
     said = _PANICKED.sub("panicked", panic, count=1).replace(ERROR_DETAIL, " ", 1)
-    return f"{failed}{ERROR_DETAIL}{said}"[:200]
+    return _clip_error(f"{failed}{ERROR_DETAIL}{said}")
 
 
 _LIBTEST_FAILED = re.compile(r"^test (\S+) \.\.\. FAILED$")
@@ -628,8 +628,9 @@ _ERROR_TAG = re.compile(r"\A[\w ]{1,40}:[ \t]*<([\w-]*error[\w-]*)>\n?(.*?)\n?</
 @text_cache()
 def unwrap_output(text: str) -> str:
     """The plain text of a tool output that arrived wrapped in JSON, as many shells return it
-    (`{"stdout": "...", "stderr": "", "exit_code": 1}`), or with its streams labelled
-    (`Stdout: …`, the labels dropped); other text comes back unchanged."""
+    (`{"stdout": "...", "stderr": "", "exit_code": 1}`), with its streams labelled
+    (`Stdout: …`, the labels dropped), or in a labelled error tag (`Error:
+    <tool-runtime-error>…</tool-runtime-error>`); other text comes back unchanged."""
     stripped = text.strip()
     tagged = _ERROR_TAG.match(stripped) if stripped.endswith("error>") else None
     if tagged is not None and "\n" in tagged.group(2).strip():
