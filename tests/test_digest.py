@@ -2562,6 +2562,33 @@ def test_a_step_told_by_its_action_revises_no_decision_and_a_second_thought_does
     assert decided not in standing
 
 
+def test_no_x_after_all_replaces_the_plan_that_had_x() -> None:
+    ledger = extract_ledger(
+        [
+            say(
+                "assistant",
+                "How I'll build it: a fan-out where each short station becomes one `kv.enqueue` message.",
+            ),
+            say(
+                "assistant",
+                "Delivery is at-least-once. No per-station kv.enqueue after all: a single "
+                "Deno.cron job runs the sweep and plans every move in one pass.",
+            ),
+        ]
+    )
+    decisions = ledger.state("decisions").decisions
+    assert decisions[0].superseded_by
+    assert any("Deno.cron" in d.text for d in decisions if not d.superseded_by)
+    # Said of how a thing turned out, "after all" replaces nothing.
+    kept = extract_ledger(
+        [
+            say("assistant", "I'll use one `kv.enqueue` message per station."),
+            say("assistant", "The queue delivered every message after all, in order."),
+        ]
+    )
+    assert not kept.state("decisions").decisions[0].superseded_by
+
+
 def test_a_command_that_failed_then_passed_keeps_its_error_in_little_room() -> None:
     # In little room the errors section goes before the commands do: the command's own line
     # says what failed before it passed.

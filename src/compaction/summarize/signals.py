@@ -1225,6 +1225,8 @@ _DECISION = cue(
       | (?:i|we)\s+(?:intend|plan)\s+to|(?:i\s+am|i'm|we\s+are|we're)\s+moving\s+to
       | my\s+(?:pick|choice)\b|\bso\s+[^,.;]{1,60}\s+it\s+is\b|from\s+now\s+on|going\s+forward
       | dead\s+end|off\s+the\s+table
+      | how\s+(?:i'll|i\s+will|we'll|we\s+will)\s+(?:build|do|structure|handle|approach)\s+
+        (?:it|this|that)\s*:
     )""",
     re.VERBOSE,
 )

@@ -1277,8 +1277,12 @@ _DOES_NOT_HOLD = (
     r"(?:design|plan|approach|idea|setup)\s+(?:doesn't|does\s+not|won't|will\s+not|can't|cannot)"
     r"\s+(?:survive|hold\s+up|work|scale)"
 )
-# A replacement announced: "New shape: no queue at all.", "New plan: …".
-_NEW_SHAPE = r"^\W*new\s+(?:shape|plan|approach|design)(?=\s*:)"
+# A replacement announced: "New shape: no queue at all.", "New plan: …"; or what goes said to
+# go: "No per-station queue messages after all: …".
+_NEW_SHAPE = (
+    r"^\W*new\s+(?:shape|plan|approach|design)(?=\s*:)"
+    r"|^\W*(?:no|not)\s+[^.;:]{1,60}?\s+after\s+all\b"
+)
 _DROPPING = (
     r"not\s+going\s+ahead\s+with|giving\s+up\s+on|moving\s+away\s+from|rul(?:e|es|ed|ing)\s+out"
 )
@@ -1305,7 +1309,8 @@ _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
     r"chang(?:e|ed|ing)\s+my\s+mind\s+(?:on|about)|"
     rf"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|{_DROPPING}|"
-    r"back\s+to\s+the\s+drawing\s+board\s+on|new\s+(?:shape|plan|approach|design)\s*:\s*no)\s+"
+    r"back\s+to\s+the\s+drawing\s+board\s+on|new\s+(?:shape|plan|approach|design)\s*:\s*no"
+    r"|^\W*(?:no|not))\s+"
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
 )
