@@ -2567,7 +2567,7 @@ def test_no_x_after_all_replaces_the_plan_that_had_x() -> None:
         [
             say(
                 "assistant",
-                "How I'll build it: a fan-out where each short station becomes one `kv.enqueue` message.",
+                "How I'll build it: a fan-out, each short station one `kv.enqueue` message.",
             ),
             say(
                 "assistant",
