@@ -999,6 +999,50 @@ def test_a_tool_use_written_as_xml_and_its_result_are_an_action() -> None:
     assert not any(p.endswith("a.rkt") for _, p in probes)
 
 
+def test_tool_calls_written_as_json_in_the_text_and_their_results_are_actions() -> None:
+    # Codebuff's protocol: each call a JSON element of the reply, each result a
+    # `<tool_result>` element of the next user turn.
+    def calls(*items: dict[str, Any]) -> Message:
+        blocks = [f"<codebuff_tool_call>\n{json.dumps(i)}\n</codebuff_tool_call>" for i in items]
+        return Message.text_message("assistant", "On it.\n\n" + "\n\n".join(blocks))
+
+    def results(*items: tuple[str, Any]) -> Message:
+        parts = [
+            f"<tool_result>\n{json.dumps({'toolName': n, 'toolCallId': 'x', 'output': o})}\n"
+            "</tool_result>"
+            for n, o in items
+        ]
+        return Message.text_message("user", "\n".join(parts))
+
+    conversation = Conversation(
+        [
+            Message.text_message("user", "<user_message>fix the cart</user_message>"),
+            calls(
+                {"cb_tool_name": "str_replace", "path": "src/cart.ts", "replacements": []},
+                {
+                    "cb_tool_name": "run_terminal_command",
+                    "command": "pnpm vitest run",
+                    "cb_easp": True,
+                },
+            ),
+            results(
+                ("str_replace", {"file": "src/cart.ts", "message": "Updated file"}),
+                (
+                    "run_terminal_command",
+                    {
+                        "stdout": "FAILED src/cart.test.ts > rounds\nTypeError: x is undefined",
+                        "exitCode": 1,
+                    },
+                ),
+            ),
+        ]
+    )
+    probes = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert ("file_modified", "src/cart.ts") in probes
+    assert ("command", "pnpm vitest run") in probes
+    assert any(c == "error_open" and "x is undefined" in p for c, p in probes)
+
+
 def test_codeact_blocks_an_observation_answers_are_actions() -> None:
     observed = "OBSERVATION:\n[File updated (edited at line 3).]\n[Command finished]"
     conversation = Conversation(

@@ -1478,10 +1478,6 @@ _RULER_GAPS = {
     "acr-style": "the ruler reads no patch written in the assistant's text: AutoCodeRover's "
     "<file>/<original>/<patched> modifications (a new file's with an empty <original>) make "
     "no provider tool call, so no file they modify or create is extracted",
-    "codebuffstory-style": "the ruler reads no tool call written in the assistant's text: "
-    "Codebuff's <codebuff_tool_call> JSON blocks (str_replace / write_file {path}, "
-    "run_terminal_command {command}) and its <tool_result> user messages make no provider tool "
-    "call, so no file it reads, edits, creates or deletes and no command is extracted",
     "octostory-style": "the ruler reads no file the system prompt names: Octofriend's system "
     'prompt lists the working directory\'s entries ({"entry":"main.ts","isDirectory":false} …), '
     "so main.ts and deno.json, modified at the repository root with edit {filePath, search, "

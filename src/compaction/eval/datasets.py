@@ -48,7 +48,9 @@ by its own eyes:
   (here-document bodies are data, not commands); a code-running tool (`execute` {language,
   code}, Open Interpreter's one function) by its code: shell code as a shell command, Python
   code by the files its `open(path, "w")`, `Path(path).write_text(…)`, `os.remove(path)`,
-  `shutil.move(a, b)` and like calls name with a literal string. An edit whose own output
+  `shutil.move(a, b)` and like calls name with a literal string; calls written as JSON in
+  the assistant's text (Codebuff's `<codebuff_tool_call>`, answered by `<tool_result>`
+  elements of the next user turn) as tool calls. An edit whose own output
   reports it was not applied does not count. A file written whole is created unless an
   earlier tool call or tool output named it. One fact per file, by its final state.
 - commands run: shell tool calls (`bash`, `shell`, `run_command` …) and SWE-agent actions
@@ -721,6 +723,7 @@ def _actions(conversation: Conversation) -> list[_Action]:
                 actions += _code_actions(i, message, following, open_file, cwd)
                 actions += _react_actions(i, message, open_file, cwd)
                 actions += _xml_tool_use(i, message, following, open_file, cwd)
+                actions += _json_tool_calls(i, message, following, open_file, cwd)
                 actions += _codeact_actions(i, message, following, open_file, cwd)
                 actions += _executed_blocks(i, message, following, open_file, cwd)
                 actions += _answered_block(i, message, following, open_file, cwd)
@@ -874,6 +877,68 @@ def _xml_tool_use(
     output = answer[result.end() :]
     error = output.startswith("Error:\n")
     return [_Action(index, name, arguments, "", output, index + 1, error, open_file, cwd)]
+
+
+#: Tool calls an assistant writes as JSON in its text, the tool's name under `cb_tool_name`
+#: (Codebuff), and their results, each a `<tool_result>` element of the next user turn
+#: holding `{toolName, toolCallId, output}`.
+_JSON_CALL = re.compile(r"<codebuff_tool_call>\s*(\{.*?\})\s*</codebuff_tool_call>", re.DOTALL)
+_JSON_RESULT = re.compile(r"<tool_result>\s*(\{.*?\})\s*</tool_result>", re.DOTALL)
+
+
+def _json_tool_calls(
+    index: int,
+    message: Message,
+    following: Message | None,
+    open_file: str | None,
+    cwd: str | None,
+) -> list[_Action]:
+    """The calls an assistant's text writes as JSON elements, each with the output of the
+    first result of its tool in the next user turn (a command's `stdout`, with its
+    `exitCode` said as an exit code)."""
+    text = message_text(message)
+    if "<codebuff_tool_call>" not in text:
+        return []
+    answer = message_text(following) if following is not None and following.role == "user" else ""
+    outputs: list[tuple[str, Any]] = []
+    for found in _JSON_RESULT.finditer(answer):
+        value = _json_object(found.group(1))
+        if value is not None and isinstance(value.get("toolName"), str):
+            outputs.append((value["toolName"], value.get("output")))
+    actions = []
+    for found in _JSON_CALL.finditer(text):
+        value = _json_object(found.group(1))
+        if value is None or not isinstance(name := value.get("cb_tool_name"), str):
+            continue
+        arguments = {k: v for k, v in value.items() if not k.startswith("cb_")}
+        result = next((o for o in outputs if o[0] == name), None)
+        output = None
+        if result is not None:
+            outputs.remove(result)
+            output = _result_text(result[1])
+        at = index + 1 if output is not None else None
+        actions.append(_Action(index, name, arguments, "", output, at, False, open_file, cwd))
+    return actions
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _result_text(output: Any) -> str:
+    """A JSON result's output as the text a tool shows: a command's output and its exit code,
+    anything else as JSON."""
+    if isinstance(output, str):
+        return output
+    stdout = output.get("stdout") if isinstance(output, dict) else None
+    if isinstance(stdout, str):
+        code = output.get("exitCode")
+        return stdout + (f"\nexit code {code}" if isinstance(code, int) else "")
+    return json.dumps(output, indent=2)
 
 
 #: OpenHands CodeAct's actions written in the assistant's text, answered by an `OBSERVATION:`
