@@ -1043,6 +1043,31 @@ def test_tool_calls_written_as_json_in_the_text_and_their_results_are_actions() 
     assert any(c == "error_open" and "x is undefined" in p for c, p in probes)
 
 
+def test_a_file_tool_naming_its_operation_deletes_moves_and_copies() -> None:
+    def op(call_id: str, **arguments: Any) -> Message:
+        return Message("assistant", (ToolCallPart(call_id, "file_op", json.dumps(arguments)),))
+
+    def done(call_id: str) -> Message:
+        return Message("tool", (ToolResultPart(call_id, (TextPart("ok"),)),))
+
+    conversation = Conversation(
+        [
+            Message.text_message("user", "Tidy the scripts."),
+            op("1", operation="delete", path="scripts/old_sync.ts"),
+            done("1"),
+            op("2", operation="move", path="scripts/plan.ts", destination="src/plan.ts"),
+            done("2"),
+            op("3", operation="mkdir", path="src/vans"),
+            done("3"),
+        ]
+    )
+    probes = {(f.category, f.probe[0]) for f in extract_probes(conversation)}
+    assert ("file_deleted", "scripts/old_sync.ts") in probes
+    assert ("file_deleted", "scripts/plan.ts") in probes
+    assert any(c == "file_created" and p.endswith("src/plan.ts") for c, p in probes)
+    assert not any("src/vans" in p for _, p in probes)
+
+
 def test_codeact_blocks_an_observation_answers_are_actions() -> None:
     observed = "OBSERVATION:\n[File updated (edited at line 3).]\n[Command finished]"
     conversation = Conversation(

@@ -1485,9 +1485,6 @@ _RULER_GAPS = {
     "copilotstory-style": "the ruler reads no path nested in a list of edits: Copilot's "
     "multi_replace_string_in_file {explanation, replacements: [{filePath, oldString, "
     "newString}]} is the only edit of appsettings.json, so that modified file is not extracted",
-    "nanostory-style": "the ruler reads no deletion through an operation argument: Nanocoder "
-    'deletes with file_op {operation: "delete", path} (no rm through execute_bash), so the '
-    "deleted scripts/rebalance_legacy.ts is not extracted",
 }
 
 

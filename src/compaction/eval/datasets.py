@@ -41,7 +41,9 @@ by its own eyes:
 
 - files edited, created or deleted: tool calls whose name says so (write/create/edit/
   replace/insert/delete …) and the file their arguments name; editor-style tools by their
-  `command` argument (`create`, `str_replace`, `insert`; `view` changes nothing); patch tools
+  `command` argument (`create`, `str_replace`, `insert`; `view` changes nothing), file tools
+  by their `operation` (`delete`; `move` deletes the path and creates the `destination`,
+  `copy` creates it); patch tools
   by their `*** Add/Update/Delete File:` lines; SWE-agent `create FILE`, and `edit`/`insert`/
   `append` acting on the file the environment reports open; shell commands `sed -i`,
   `perl -i`, `>`/`>>` redirections, `tee`, `touch`, `rm`, `mv`, `cp`, `git rm`/`git mv`
@@ -1193,6 +1195,19 @@ def _file_ops(action: _Action) -> list[tuple[str, _FileOp]]:
     if isinstance(sub, str) and path is not None:
         # An editor-style tool: its operation decides (`view` changes nothing), not its name.
         op = _EDITOR_COMMANDS.get(sub.strip().lower())
+        return [(path, op)] if op is not None else []
+    operation = action.arguments.get("operation")
+    if isinstance(operation, str) and path is not None:
+        # A file tool naming its operation (Nanocoder's `file_op` {operation, path,
+        # destination}): a move deletes its path and creates its destination.
+        operation = operation.strip().lower()
+        destination = action.arguments.get("destination")
+        moved = [(destination, "created")] if isinstance(destination, str) and destination else []
+        if operation in ("move", "rename"):
+            return [(path, "deleted"), *moved]
+        if operation == "copy":
+            return moved
+        op = _EDITOR_COMMANDS.get(operation)
         return [(path, op)] if op is not None else []
     if name.lower() in _DIFF_TOOLS and path is not None:
         return [(path, "modified")]
