@@ -1202,7 +1202,9 @@ def _file_ops(action: _Action) -> list[tuple[str, _FileOp]]:
         # destination}): a move deletes its path and creates its destination.
         operation = operation.strip().lower()
         destination = action.arguments.get("destination")
-        moved = [(destination, "created")] if isinstance(destination, str) and destination else []
+        moved: list[tuple[str, _FileOp]] = (
+            [(destination, "created")] if isinstance(destination, str) and destination else []
+        )
         if operation in ("move", "rename"):
             return [(path, "deleted"), *moved]
         if operation == "copy":
