@@ -61,13 +61,15 @@ class ToolCallPart:
 
     def parsed_arguments(self) -> dict[str, Any] | None:
         """The arguments as a dict (a fresh copy), or None when they are not a JSON object."""
-        value = _json_object(self.arguments)
+        value = json_object(self.arguments)
         return None if value is None else dict(value)
 
 
 @text_cache()
-def _json_object(text: str) -> dict[str, Any] | None:
-    # Cached: strategies and the ledger read the same calls' arguments several times.
+def json_object(text: str) -> dict[str, Any] | None:
+    """`text` read as a JSON object ({} for blank text), or None when it is not one. Cached:
+    strategies and the ledger read the same calls' arguments several times; callers copy
+    before they change it."""
     try:
         value = json.loads(text) if text.strip() else {}
     except (json.JSONDecodeError, RecursionError):

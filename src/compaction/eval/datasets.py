@@ -133,6 +133,7 @@ from compaction.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    json_object,
 )
 
 __all__ = [
@@ -904,12 +905,12 @@ def _json_tool_calls(
     answer = message_text(following) if following is not None and following.role == "user" else ""
     outputs: list[tuple[str, Any]] = []
     for found in _JSON_RESULT.finditer(answer):
-        value = _json_object(found.group(1))
+        value = json_object(found.group(1))
         if value is not None and isinstance(value.get("toolName"), str):
             outputs.append((value["toolName"], value.get("output")))
     actions = []
     for found in _JSON_CALL.finditer(text):
-        value = _json_object(found.group(1))
+        value = json_object(found.group(1))
         if value is None or not isinstance(name := value.get("cb_tool_name"), str):
             continue
         arguments = {k: v for k, v in value.items() if not k.startswith("cb_")}
@@ -921,14 +922,6 @@ def _json_tool_calls(
         at = index + 1 if output is not None else None
         actions.append(_Action(index, name, arguments, "", output, at, False, open_file, cwd))
     return actions
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _result_text(output: Any) -> str:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, cast
 
 from compaction._textcache import text_cache
+from compaction.messages import json_object
 from compaction.summarize.signals import file_ops_of_command, looks_like_path, name_words
 
 FileOp = Literal["read", "created", "modified", "written", "deleted"]
@@ -2260,8 +2261,8 @@ def text_calls(text: str) -> tuple[str, tuple[TextCall, ...]] | None:
         return None
     calls = []
     for match in _TEXT_CALL.finditer(text):
-        value = _json_value(match.group(1))
-        if isinstance(value, dict) and isinstance(name := value.get("cb_tool_name"), str):
+        value = json_object(match.group(1))
+        if value is not None and isinstance(name := value.get("cb_tool_name"), str):
             arguments = {k: v for k, v in value.items() if k not in _TEXT_CALL_MARKS}
             calls.append(TextCall(name, arguments))
     if not calls:
@@ -2275,8 +2276,8 @@ def text_result(text: str) -> TextResult | None:
     if "<tool_result>" not in text[:40]:
         return None
     match = _TEXT_RESULT.match(text)
-    value = _json_value(match.group(1)) if match else None
-    if not isinstance(value, dict) or not isinstance(name := value.get("toolName"), str):
+    value = json_object(match.group(1)) if match else None
+    if value is None or not isinstance(name := value.get("toolName"), str):
         return None
     output = value.get("output")
     shown = output if isinstance(output, str) else json.dumps(output, indent=2)
@@ -2288,13 +2289,6 @@ def text_result_text(result: TextResult, output: str) -> str:
     placeholder masking the original) in its place."""
     value = {"toolName": result.name, "toolCallId": result.call_id, "output": output}
     return f"<tool_result>\n{json.dumps(value, indent=2)}\n</tool_result>"
-
-
-def _json_value(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 # --- exit status in a command's result ------------------------------------------------------
