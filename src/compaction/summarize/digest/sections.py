@@ -1272,17 +1272,15 @@ class Commands(Section[CommandsState]):
 # A statement that replaces an earlier plan: on its own (strong), or inside a decision.
 # Words that drop a plan, naming it next: a reversal (`_REVERSAL`) and what it names as
 # replaced (`_REPLACED`) both read them.
+# Said of a thing that fails: "doesn't survive that", "won't scale".
+_FAILS = r"(?:doesn't|does\s+not|won't|will\s+not|can't|cannot)\s+(?:survive|hold\s+up|work|scale)"
 # A design said to fail: "the queue design doesn't survive that", "that approach won't scale".
-_DOES_NOT_HOLD = (
-    r"(?:design|plan|approach|idea|setup)\s+(?:doesn't|does\s+not|won't|will\s+not|can't|cannot)"
-    r"\s+(?:survive|hold\s+up|work|scale)"
-)
-# A replacement announced: "New shape: no queue at all.", "New plan: …"; or what goes said to
-# go: "No per-station queue messages after all: …".
-_NEW_SHAPE = (
-    r"^\W*new\s+(?:shape|plan|approach|design)(?=\s*:)"
-    r"|^\W*(?:no|not)\s+[^.;:]{1,60}?\s+after\s+all\b"
-)
+_DOES_NOT_HOLD = rf"(?:design|plan|approach|idea|setup)\s+{_FAILS}"
+# A replacement announced ("New shape: no queue at all.", "New plan: …"), or what goes said
+# to go ("No per-station queue messages after all: …"): the words before what it replaces.
+_NEW_PLAN = r"new\s+(?:shape|plan|approach|design)"
+_SAID_TO_GO = r"^\W*(?:no|not)"
+_NEW_SHAPE = rf"^\W*{_NEW_PLAN}(?=\s*:)|{_SAID_TO_GO}\s+[^.;:]{{1,60}}?\s+after\s+all\b"
 _DROPPING = (
     r"not\s+going\s+ahead\s+with|giving\s+up\s+on|moving\s+away\s+from|rul(?:e|es|ed|ing)\s+out"
 )
@@ -1309,8 +1307,7 @@ _REPLACED = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|scrap(?:ping)?|scratch|abandon(?:ing)?|"
     r"chang(?:e|ed|ing)\s+my\s+mind\s+(?:on|about)|"
     rf"drop(?:ping)?|ditch(?:ing)?|no\s+longer\s+(?:use|using)|{_DROPPING}|"
-    r"back\s+to\s+the\s+drawing\s+board\s+on|new\s+(?:shape|plan|approach|design)\s*:\s*no"
-    r"|^\W*(?:no|not))\s+"
+    rf"back\s+to\s+the\s+drawing\s+board\s+on|{_NEW_PLAN}\s*:\s*no|{_SAID_TO_GO})\s+"
     r"((?:the\s+|a\s+|an\s+)?[\w./-]+(?:\s+[\w./-]+){0,3})",
     re.IGNORECASE,
 )
@@ -1320,7 +1317,7 @@ _CALLED_WRONG = re.compile(
     r"(?:is|was|are|were|seems)\s+(?:the\s+|a\s+)?wrong\s+(?:tool|approach|choice|call|idea|fit|way)"
     r"|turned\s+out\s+to\s+be\s+a\s+dead\s+end|(?:is|are|was|were)\s+off\s+the\s+table"
     r"|(?:is|are)\s+out\s+(?:as\s+well|too)|(?:is|are|was|were)\s+(?:no|not)\s+good(?:\s+enough)?"
-    r"|(?:doesn't|does\s+not|won't|will\s+not|can't|cannot)\s+(?:survive|hold\s+up|work|scale))\b",
+    rf"|{_FAILS})\b",
     re.IGNORECASE,
 )
 _REPLACING = signals.cue(r"\b(?:instead|rather\s+than|in\s+favou?r\s+of)\b")
