@@ -2254,6 +2254,7 @@ class TextResult:
     output: str
 
 
+@text_cache()
 def text_calls(text: str) -> tuple[str, tuple[TextCall, ...]] | None:
     """The tool calls a reply writes as JSON elements (Codebuff's `<codebuff_tool_call>`),
     in order, and its prose without them; None where it writes none."""
@@ -2270,6 +2271,7 @@ def text_calls(text: str) -> tuple[str, tuple[TextCall, ...]] | None:
     return _TEXT_CALL.sub("", text).strip(), tuple(calls)
 
 
+@text_cache()
 def text_result(text: str) -> TextResult | None:
     """The result of a call written in text that a user message's text is
     (`<tool_result>{toolName, toolCallId, output}</tool_result>`); None where it is none."""

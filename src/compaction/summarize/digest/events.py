@@ -358,7 +358,7 @@ class Reader:
         if message.tool_calls or message.tool_results:
             return message
         if message.role == "assistant":
-            found = _text_calls(message.text)
+            found = tools.text_calls(message.text)
             if found is None:
                 return message
             prose, calls = found
@@ -843,11 +843,6 @@ def exit_status(name: str | None, output: str) -> int | None:
 @functools.lru_cache(maxsize=1024)
 def _is_command_tool(name: str) -> bool:
     return tools.is_command_tool(name)
-
-
-@text_cache()
-def _text_calls(text: str) -> tuple[str, tuple[tools.TextCall, ...]] | None:
-    return tools.text_calls(text)
 
 
 @text_cache()
