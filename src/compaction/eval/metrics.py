@@ -443,7 +443,7 @@ def _negated(line: str, stale: str) -> bool:
 
 # A line that opens by saying what it lists is closed: "- [replaced] X", "- [dropped] X".
 _CLOSED_MARK = re.compile(
-    r"^\s*(?:[-*•]\s+)?\[(?:replaced|cancell?ed|canceled|dropped|removed|superseded|abandoned)\b"
+    r"^\s*(?:[-*•]\s+)?\[(?:replaced|cancell?ed|dropped|removed|superseded|abandoned)\b"
     r"[^\]\n]*\]",
     re.IGNORECASE,
 )
